@@ -1,0 +1,108 @@
+import type {
+	ICredentialDataDecryptedObject,
+	ICredentialTestRequest,
+	ICredentialType,
+	IDataObject,
+	IHttpRequestHelper,
+	IHttpRequestOptions,
+	INodeProperties,
+	Icon,
+} from 'n8n-workflow';
+
+import {
+	TWO_FACTOR_MESSAGE,
+	exchange,
+	passwordSessionFingerprint,
+	placeIntegrationToken,
+	sessionFromAnswer,
+	singleFlight,
+	staleTokenOf,
+} from './ClinicAuth';
+import { hostProperties, integrationTestRequest, sessionProperties } from './ClinicProperties';
+import { normaliseApiBaseUrl } from '../nodes/shared/urls';
+
+export class ClinicApi implements ICredentialType {
+	name = 'clinicApi';
+
+	displayName = 'Clinic API';
+
+	icon: Icon = 'file:clinic.svg';
+
+	documentationUrl = 'https://github.com/n8n-nodes-clinic/n8n-nodes-clinic#credentials';
+
+	properties: INodeProperties[] = [
+		...hostProperties,
+		{
+			displayName: 'Username',
+			name: 'username',
+			type: 'string',
+			default: '',
+			required: true,
+			placeholder: 'integrations@your-clinic.com',
+			description: 'E-mail address of the integration account',
+		},
+		{
+			displayName: 'Password',
+			name: 'password',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			required: true,
+			description:
+				'Password of the integration account. For accounts with two-factor verification use the Clinic Refresh Token API credential instead.',
+		},
+		...sessionProperties,
+		{
+			displayName: 'Refresh Token',
+			name: 'refreshToken',
+			type: 'hidden',
+			typeOptions: { password: true },
+			default: '',
+		},
+	];
+
+	async preAuthentication(this: IHttpRequestHelper, credentials: ICredentialDataDecryptedObject) {
+		const baseUrl = normaliseApiBaseUrl(String(credentials.baseUrl ?? ''));
+		const fingerprint = passwordSessionFingerprint(credentials);
+		const staleToken = staleTokenOf(credentials);
+
+		return await singleFlight(fingerprint, staleToken, async (): Promise<IDataObject> => {
+			// A stored refresh token is used only when it belongs to the same base URL, user and password.
+			const refreshToken =
+				credentials.sessionFingerprint === fingerprint ? String(credentials.refreshToken ?? '') : '';
+			if (refreshToken) {
+				const refreshed = await exchange(this, baseUrl, 'refresh_token', { refresh_token: refreshToken });
+				if (refreshed.kind === 'token') {
+					return {
+						...sessionFromAnswer(refreshed.answer, fingerprint),
+						refreshToken: refreshed.answer.refresh_token ?? refreshToken,
+					};
+				}
+				// A refused refresh falls back to the password once; anything else was thrown.
+			}
+			const signedIn = await exchange(this, baseUrl, 'password', {
+				username: String(credentials.username ?? ''),
+				password: String(credentials.password ?? ''),
+			});
+			if (signedIn.kind === 'twoFactor') throw new Error(TWO_FACTOR_MESSAGE);
+			if (signedIn.kind === 'refused') {
+				throw new Error(
+					`The clinic service refused the username or password${signedIn.detail}. Check both in the Clinic API credential.`,
+				);
+			}
+			return {
+				...sessionFromAnswer(signedIn.answer, fingerprint),
+				refreshToken: signedIn.answer.refresh_token ?? '',
+			};
+		});
+	}
+
+	async authenticate(
+		credentials: ICredentialDataDecryptedObject,
+		requestOptions: IHttpRequestOptions,
+	): Promise<IHttpRequestOptions> {
+		return placeIntegrationToken(credentials, requestOptions);
+	}
+
+	test: ICredentialTestRequest = integrationTestRequest;
+}

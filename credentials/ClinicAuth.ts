@@ -1,0 +1,264 @@
+/**
+ * The token exchange and token placement shared by the integration credentials.
+ * n8n calls `preAuthentication` when the hidden access token is empty, after a 401,
+ * and on the credential's Test button; it saves the keys returned here.
+ */
+import { createHash } from 'crypto';
+import type {
+	ICredentialDataDecryptedObject,
+	IDataObject,
+	IHttpRequestHelper,
+	IHttpRequestOptions,
+} from 'n8n-workflow';
+
+import { normaliseApiBaseUrl, normaliseWebhookBaseUrl } from '../nodes/shared/urls';
+
+/** Seconds before the service's expiry at which a token counts as expired already. */
+const EXPIRY_MARGIN_SECONDS = 60;
+
+export const DEFAULT_CFDI_TOKEN_PARAMETER = 'token';
+
+interface TokenAnswer {
+	access_token: string;
+	refresh_token?: string;
+	expires_in?: number;
+	created_at?: number;
+}
+
+interface FullResponse {
+	statusCode: number;
+	headers: Record<string, string | string[] | undefined>;
+	body: unknown;
+}
+
+/** What preAuthentication hands back to n8n to store (strings only). */
+export interface StoredSession extends IDataObject {
+	accessToken: string;
+	expiresAt: string;
+	sessionFingerprint: string;
+}
+
+function sha256(text: string): string {
+	return createHash('sha256').update(text).digest('hex');
+}
+
+/** A hash of what the session was opened with; a change means the stored tokens are stale. */
+export function passwordSessionFingerprint(credentials: ICredentialDataDecryptedObject): string {
+	return sha256(
+		['password', normaliseApiBaseUrl(String(credentials.baseUrl ?? '')), credentials.username, credentials.password].join('\n'),
+	).slice(0, 32);
+}
+
+export function refreshSessionFingerprint(credentials: ICredentialDataDecryptedObject): string {
+	return sha256(
+		['refresh', normaliseApiBaseUrl(String(credentials.baseUrl ?? '')), credentials.refreshToken].join('\n'),
+	).slice(0, 32);
+}
+
+/** True when the stored access token is missing, past its expiry or from another session. */
+export function sessionNeedsNewToken(
+	credentials: ICredentialDataDecryptedObject,
+	fingerprint: string,
+	nowMs = Date.now(),
+): boolean {
+	if (!credentials.accessToken) return true;
+	if (credentials.sessionFingerprint !== fingerprint) return true;
+	const expiresAt = Date.parse(String(credentials.expiresAt ?? ''));
+	return Number.isFinite(expiresAt) && expiresAt - EXPIRY_MARGIN_SECONDS * 1000 <= nowMs;
+}
+
+function expiryFrom(answer: TokenAnswer): string {
+	const issuedMs =
+		typeof answer.created_at === 'number' && answer.created_at > 0 ? answer.created_at * 1000 : Date.now();
+	// No lifetime in the answer: leave the expiry open and rely on the 401 retry.
+	if (typeof answer.expires_in !== 'number') return '';
+	return new Date(issuedMs + answer.expires_in * 1000).toISOString();
+}
+
+function bodyAsObject(body: unknown): IDataObject | undefined {
+	if (body && typeof body === 'object' && !Buffer.isBuffer(body)) return body as IDataObject;
+	if (typeof body === 'string') {
+		try {
+			const parsed = JSON.parse(body);
+			return parsed && typeof parsed === 'object' ? (parsed as IDataObject) : undefined;
+		} catch {
+			return undefined;
+		}
+	}
+	return undefined;
+}
+
+function looksLikeHtml(response: FullResponse): boolean {
+	const type = String(response.headers['content-type'] ?? '');
+	const text = typeof response.body === 'string' ? response.body.trimStart().slice(0, 100).toLowerCase() : '';
+	return type.includes('text/html') || text.startsWith('<!doctype html') || text.startsWith('<html');
+}
+
+/** The service's own words from an error answer, never echoing anything we sent. */
+function serviceMessage(body: IDataObject | undefined): string {
+	if (!body) return '';
+	const parts = [body.error, body.error_description].filter((part) => typeof part === 'string');
+	return parts.length ? ` (${parts.join(': ')})` : '';
+}
+
+async function postToken(
+	helper: IHttpRequestHelper,
+	baseUrl: string,
+	grant: 'password' | 'refresh_token',
+	fields: Record<string, string>,
+): Promise<FullResponse> {
+	const tokenUrl = `${baseUrl}/oauth/token`;
+	const options: IHttpRequestOptions =
+		grant === 'password'
+			? {
+					method: 'POST',
+					url: tokenUrl,
+					headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+					body: new URLSearchParams({ grant_type: 'password', ...fields }).toString(),
+				}
+			: {
+					method: 'POST',
+					url: tokenUrl,
+					headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+					body: { grant_type: 'refresh_token', ...fields },
+					json: true,
+				};
+	try {
+		return (await helper.helpers.httpRequest({
+			...options,
+			returnFullResponse: true,
+			ignoreHttpStatusErrors: true,
+			timeout: 30_000,
+		})) as FullResponse;
+	} catch (error) {
+		const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
+		// Plain Error: n8n does not retry it, and it carries no request (and so no password).
+		throw new Error(
+			`Could not reach the clinic service at ${baseUrl}${code ? ` (${code})` : ''}. Check the credential's API Base URL and that the service is reachable from n8n.`,
+		);
+	}
+}
+
+export type ExchangeOutcome =
+	| { kind: 'token'; answer: TokenAnswer }
+	| { kind: 'refused'; status: number; detail: string }
+	| { kind: 'twoFactor' };
+
+/** Runs one grant and classifies the answer; throws only for answers no grant can fix. */
+export async function exchange(
+	helper: IHttpRequestHelper,
+	baseUrl: string,
+	grant: 'password' | 'refresh_token',
+	fields: Record<string, string>,
+): Promise<ExchangeOutcome> {
+	const response = await postToken(helper, baseUrl, grant, fields);
+	const body = bodyAsObject(response.body);
+	if (response.statusCode >= 200 && response.statusCode < 300 && typeof body?.access_token === 'string') {
+		return { kind: 'token', answer: body as unknown as TokenAnswer };
+	}
+	if (looksLikeHtml(response)) {
+		throw new Error(
+			`The address ${baseUrl} answered with a web page, not the clinic API. Set the credential's API Base URL to the API address you were given, e.g. https://api.example.com/api/v1.`,
+		);
+	}
+	if (response.statusCode === 404) {
+		throw new Error(
+			`${baseUrl} has no token endpoint (/oauth/token answered 404). Is this the webhook service address? The API Base URL must be the main API; the webhook service has a field of its own.`,
+		);
+	}
+	if (response.statusCode === 403 && body?.token_type === '2fa') return { kind: 'twoFactor' };
+	if (response.statusCode === 400 || response.statusCode === 401) {
+		return { kind: 'refused', status: response.statusCode, detail: serviceMessage(body) };
+	}
+	throw new Error(
+		`The clinic service's token endpoint answered ${response.statusCode}${serviceMessage(body)}. Try again later; if it persists, check the API Base URL.`,
+	);
+}
+
+export const TWO_FACTOR_MESSAGE =
+	'This account uses two-factor verification, so the password sign-in cannot finish (repeating it will not complete the verification). Use the "Clinic Refresh Token API" credential with a refresh token, or an integration account without two-factor verification.';
+
+export function sessionFromAnswer(answer: TokenAnswer, fingerprint: string): StoredSession {
+	return {
+		accessToken: answer.access_token,
+		expiresAt: expiryFrom(answer),
+		sessionFingerprint: fingerprint,
+	};
+}
+
+/**
+ * Single-flight: items and parallel executions can all find the token empty or
+ * refused at once. One exchange runs per (credential fingerprint, stale token);
+ * everybody holding the same stale token shares its result while that result is valid.
+ */
+interface Exchange {
+	staleToken: string;
+	result: Promise<IDataObject>;
+	settled?: IDataObject;
+}
+const exchanges = new Map<string, Exchange>();
+
+function stillValid(session: IDataObject | undefined): boolean {
+	if (!session) return false;
+	const expiresAt = Date.parse(String(session.expiresAt ?? ''));
+	return !Number.isFinite(expiresAt) || expiresAt - EXPIRY_MARGIN_SECONDS * 1000 > Date.now();
+}
+
+/** The token a caller is replacing: the stored one, or the one the transport set aside. */
+export function staleTokenOf(credentials: ICredentialDataDecryptedObject): string {
+	return String(credentials.accessToken || credentials[STALE_TOKEN_KEY] || '');
+}
+
+/** Key under which the transport keeps a refused token while it asks for a new one. */
+export const STALE_TOKEN_KEY = 'staleAccessToken';
+
+export async function singleFlight(
+	fingerprint: string,
+	staleToken: string,
+	run: () => Promise<IDataObject>,
+): Promise<IDataObject> {
+	const current = exchanges.get(fingerprint);
+	if (current && current.staleToken === staleToken && (!current.settled || stillValid(current.settled))) {
+		return await current.result;
+	}
+	const entry: Exchange = { staleToken, result: run() };
+	exchanges.set(fingerprint, entry);
+	try {
+		entry.settled = await entry.result;
+		return entry.settled;
+	} catch (error) {
+		// A failure is not kept: the next attempt (after the user fixes the credential) runs anew.
+		if (exchanges.get(fingerprint) === entry) exchanges.delete(fingerprint);
+		throw error;
+	}
+}
+
+/** For tests: forget every cached exchange. */
+export function forgetExchanges(): void {
+	exchanges.clear();
+}
+
+/** Where each request carries the access token. The one place that knows it. */
+export function placeIntegrationToken(
+	credentials: ICredentialDataDecryptedObject,
+	requestOptions: IHttpRequestOptions,
+): IHttpRequestOptions {
+	const token = String(credentials.accessToken ?? '');
+	const url = String(requestOptions.url ?? '');
+	const method = (requestOptions.method ?? 'GET').toUpperCase();
+	const webhookBase = credentials.webhookBaseUrl ? normaliseWebhookBaseUrl(String(credentials.webhookBaseUrl)) : '';
+	const headers = { ...(requestOptions.headers ?? {}) };
+	delete headers.Authorization;
+	delete headers.authorization;
+
+	if (webhookBase && url.startsWith(`${webhookBase}/`) && method !== 'GET') {
+		// The webhook service reads the token from the JSON body on POST and DELETE.
+		const body = (requestOptions.body && typeof requestOptions.body === 'object' ? requestOptions.body : {}) as IDataObject;
+		return { ...requestOptions, headers, body: { ...body, service_access_token: token } };
+	}
+	if (/\/invoices\/[^/]+\/download_cfdi\.(pdf|xml)$/.test(url.split('?')[0])) {
+		const parameter = String(credentials.cfdiTokenParameter || DEFAULT_CFDI_TOKEN_PARAMETER);
+		return { ...requestOptions, headers, qs: { ...(requestOptions.qs ?? {}), [parameter]: token } };
+	}
+	return { ...requestOptions, headers: { ...headers, Authorization: `Bearer ${token}` } };
+}

@@ -1,0 +1,77 @@
+import type { ICredentialTestRequest, INodeProperties } from 'n8n-workflow';
+
+import { DEFAULT_CFDI_TOKEN_PARAMETER } from './ClinicAuth';
+
+/** Fields both integration credentials share: where the two hosts are and the topic prefix. */
+export const hostProperties: INodeProperties[] = [
+	{
+		displayName: 'API Base URL',
+		name: 'baseUrl',
+		type: 'string',
+		default: '',
+		required: true,
+		placeholder: 'https://api.your-clinic-service.com/api/v1',
+		description:
+			'The main API address you were given. With or without /api/v1 and a trailing slash: both work.',
+	},
+	{
+		displayName: 'Webhook Service Base URL',
+		name: 'webhookBaseUrl',
+		type: 'string',
+		default: '',
+		placeholder: 'https://webhooks.your-clinic-service.com',
+		description:
+			'Address of the separate webhook service, needed by the Clinic Trigger and the Webhook Subscription and Event operations',
+	},
+	{
+		displayName: 'Topic Prefix',
+		name: 'topicPrefix',
+		type: 'string',
+		default: '',
+		placeholder: 'clinic-38729',
+		description:
+			'Prefix assigned to your organisation for webhook topics (the part before the dot in clinic-38729.patient)',
+	},
+	{
+		displayName: 'CFDI Download Token Parameter',
+		name: 'cfdiTokenParameter',
+		type: 'string',
+		default: DEFAULT_CFDI_TOKEN_PARAMETER,
+		description:
+			'Name of the query parameter that carries the access token on invoice PDF/XML downloads. Change it only if your service uses another name.',
+	},
+];
+
+/** Hidden fields n8n fills through preAuthentication; the access token is the expirable one. */
+export const sessionProperties: INodeProperties[] = [
+	{
+		displayName: 'Access Token',
+		name: 'accessToken',
+		type: 'hidden',
+		typeOptions: { expirable: true, password: true },
+		default: '',
+	},
+	{
+		displayName: 'Expires At',
+		name: 'expiresAt',
+		type: 'hidden',
+		typeOptions: { password: true },
+		default: '',
+	},
+	{
+		displayName: 'Session Fingerprint',
+		name: 'sessionFingerprint',
+		type: 'hidden',
+		typeOptions: { password: true },
+		default: '',
+	},
+];
+
+/** A cheap authenticated read: the Test button proves the whole sign-in chain with it. */
+export const integrationTestRequest: ICredentialTestRequest = {
+	request: {
+		baseURL: '={{$credentials.baseUrl.trim().replace(/\\/+$/, "").replace(/\\/api\\/v1$/, "") + "/api/v1"}}',
+		url: '/invoice_item_locations',
+		method: 'GET',
+	},
+};

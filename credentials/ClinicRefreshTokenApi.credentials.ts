@@ -1,0 +1,92 @@
+import type {
+	ICredentialDataDecryptedObject,
+	ICredentialTestRequest,
+	ICredentialType,
+	IDataObject,
+	IHttpRequestHelper,
+	IHttpRequestOptions,
+	INodeProperties,
+	Icon,
+} from 'n8n-workflow';
+
+import {
+	exchange,
+	placeIntegrationToken,
+	refreshSessionFingerprint,
+	sessionFromAnswer,
+	singleFlight,
+	staleTokenOf,
+} from './ClinicAuth';
+import { hostProperties, integrationTestRequest, sessionProperties } from './ClinicProperties';
+import { normaliseApiBaseUrl } from '../nodes/shared/urls';
+
+/**
+ * The service revokes a refresh token once used. When n8n does not save what
+ * preAuthentication returns (the Test button), the rotated token would be lost and the
+ * pasted one is already dead, so this process remembers the newest token of each chain.
+ */
+const newestInChain = new Map<string, string>();
+
+export class ClinicRefreshTokenApi implements ICredentialType {
+	name = 'clinicRefreshTokenApi';
+
+	displayName = 'Clinic Refresh Token API';
+
+	icon: Icon = 'file:clinic.svg';
+
+	documentationUrl = 'https://github.com/n8n-nodes-clinic/n8n-nodes-clinic#credentials';
+
+	properties: INodeProperties[] = [
+		...hostProperties,
+		{
+			displayName: 'Refresh Token',
+			name: 'refreshToken',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			required: true,
+			description:
+				'A refresh token for an account with two-factor verification. n8n exchanges it for access tokens and keeps the new refresh token the service hands back after each use.',
+		},
+		...sessionProperties,
+		{
+			displayName: 'Rotated Refresh Token',
+			name: 'rotatedRefreshToken',
+			type: 'hidden',
+			typeOptions: { password: true },
+			default: '',
+		},
+	];
+
+	async preAuthentication(this: IHttpRequestHelper, credentials: ICredentialDataDecryptedObject) {
+		const baseUrl = normaliseApiBaseUrl(String(credentials.baseUrl ?? ''));
+		const fingerprint = refreshSessionFingerprint(credentials);
+		const staleToken = staleTokenOf(credentials);
+
+		return await singleFlight(fingerprint, staleToken, async (): Promise<IDataObject> => {
+			const stored =
+				credentials.sessionFingerprint === fingerprint ? String(credentials.rotatedRefreshToken ?? '') : '';
+			const refreshToken =
+				newestInChain.get(fingerprint) ?? (stored || String(credentials.refreshToken ?? ''));
+			const outcome = await exchange(this, baseUrl, 'refresh_token', { refresh_token: refreshToken });
+			if (outcome.kind !== 'token') {
+				// No automatic retries after a refused refresh: only a new token from the user helps.
+				throw new Error(
+					'The clinic service refused the refresh token (it was already used, revoked or has expired). Sign in to the clinic web app, get a new refresh token and paste it into the Clinic Refresh Token API credential.',
+				);
+			}
+			const rotated = outcome.answer.refresh_token ?? refreshToken;
+			newestInChain.set(fingerprint, rotated);
+			return { ...sessionFromAnswer(outcome.answer, fingerprint), rotatedRefreshToken: rotated };
+		});
+	}
+
+	async authenticate(
+		credentials: ICredentialDataDecryptedObject,
+		requestOptions: IHttpRequestOptions,
+	): Promise<IHttpRequestOptions> {
+		return placeIntegrationToken(credentials, requestOptions);
+	}
+
+	test: ICredentialTestRequest = integrationTestRequest;
+}

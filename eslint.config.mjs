@@ -1,0 +1,41 @@
+import tsParser from '@typescript-eslint/parser';
+import jsoncParser from 'jsonc-eslint-parser';
+import n8nNodesBase from 'eslint-plugin-n8n-nodes-base';
+import { configs as communityConfigs } from '@n8n/eslint-plugin-community-nodes';
+
+const n8nBase = { 'n8n-nodes-base': n8nNodesBase };
+
+export default [
+	{
+		ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'gulpfile.js', 'jest.config.js', '**/*.js'],
+	},
+	{
+		// n8n's community-package scanner rules: what n8n itself checks before listing a package.
+		...communityConfigs.recommended,
+		files: ['nodes/**/*.ts', 'credentials/**/*.ts', 'package.json'],
+		languageOptions: { parser: tsParser, parserOptions: { sourceType: 'module' } },
+	},
+	{
+		files: ['package.json'],
+		languageOptions: { parser: jsoncParser },
+		plugins: n8nBase,
+		rules: { ...n8nNodesBase.configs.community.rules },
+	},
+	{
+		files: ['credentials/**/*.ts'],
+		languageOptions: { parser: tsParser, parserOptions: { sourceType: 'module' } },
+		plugins: n8nBase,
+		rules: { ...n8nNodesBase.configs.credentials.rules },
+	},
+	{
+		files: ['nodes/**/*.ts'],
+		languageOptions: { parser: tsParser, parserOptions: { sourceType: 'module' } },
+		plugins: n8nBase,
+		rules: { ...n8nNodesBase.configs.nodes.rules },
+	},
+	{
+		files: ['test/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
+		languageOptions: { parser: tsParser, parserOptions: { sourceType: 'module' } },
+		rules: {},
+	},
+];

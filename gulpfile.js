@@ -1,0 +1,17 @@
+const path = require('path');
+const { task, src, dest, parallel } = require('gulp');
+
+// n8n loads node and credential icons from next to the compiled .js files.
+function copyNodeIcons() {
+	return src(path.resolve('nodes', '**', '*.{png,svg}'), { encoding: false }).pipe(
+		dest(path.resolve('dist', 'nodes')),
+	);
+}
+
+function copyCredentialIcons() {
+	return src(path.resolve('credentials', '**', '*.{png,svg}'), { encoding: false }).pipe(
+		dest(path.resolve('dist', 'credentials')),
+	);
+}
+
+task('build:icons', parallel(copyNodeIcons, copyCredentialIcons));

@@ -1,0 +1,20 @@
+/** Two projects: `unit` (unit and simulator-backed tests, seconds) and `e2e` (real n8n, minutes). */
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }];
+
+module.exports = {
+	projects: [
+		{
+			displayName: 'unit',
+			testEnvironment: 'node',
+			transform: { '^.+\\.ts$': tsJest },
+			testMatch: ['<rootDir>/test/**/*.test.ts'],
+			testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/'],
+		},
+		{
+			displayName: 'e2e',
+			testEnvironment: 'node',
+			transform: { '^.+\\.ts$': tsJest },
+			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+		},
+	],
+};

@@ -1,0 +1,52 @@
+/** Every resource of the node: the names users see and the service's wire names are mapped inside each folder. */
+import type { INodePropertyOptions } from 'n8n-workflow';
+
+import * as billingReport from './billingReport';
+import * as charge from './charge';
+import * as consultation from './consultation';
+import * as event from './event';
+import * as invoice from './invoice';
+import * as invoiceItemLocation from './invoiceItemLocation';
+import * as patient from './patient';
+import * as patientPortal from './patientPortal';
+import * as prescriptionDrug from './prescriptionDrug';
+import * as state from './state';
+import * as waitingRoom from './waitingRoom';
+import * as webhookSubscription from './webhookSubscription';
+
+export const resources = {
+	patient,
+	consultation,
+	prescriptionDrug,
+	charge,
+	invoice,
+	billingReport,
+	invoiceItemLocation,
+	waitingRoom,
+	state,
+	webhookSubscription,
+	event,
+	patientPortal,
+};
+
+export const resourceOptions: INodePropertyOptions[] = [
+	{ name: 'Billing Report', value: 'billingReport' },
+	{ name: 'Charge', value: 'charge', description: 'A line (invoice item) on a consultation invoice' },
+	{ name: 'Consultation', value: 'consultation' },
+	{ name: 'Event', value: 'event', description: 'Events the webhook service emitted, with delivery logs' },
+	{ name: 'Invoice', value: 'invoice', description: 'Invoices and their CFDI electronic invoice' },
+	{ name: 'Invoice Item Location', value: 'invoiceItemLocation' },
+	{ name: 'Patient', value: 'patient' },
+	{ name: 'Patient Portal', value: 'patientPortal', description: 'Phone verification and the portal token' },
+	{ name: 'Prescription Drug', value: 'prescriptionDrug' },
+	{ name: 'State', value: 'state', description: 'Geography: states by ID' },
+	{ name: 'Waiting Room', value: 'waitingRoom', description: 'Telehealth waiting rooms' },
+	{ name: 'Webhook Subscription', value: 'webhookSubscription' },
+];
+
+/** Operations that need no credential at all. */
+export const PUBLIC_OPERATIONS: Record<string, string[]> = {
+	waitingRoom: ['getAll'],
+	state: ['get'],
+	patientPortal: ['sendCode', 'verifyCode'],
+};

@@ -1,0 +1,76 @@
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { ClinicClient } from '../../shared/transport';
+import type { Authentication } from '../../shared/transport';
+import { resources } from './resources';
+
+type Operation = (this: IExecuteFunctions, itemIndex: number, client: ClinicClient) => Promise<INodeExecutionData[]>;
+
+/** Upper bound of "Parallel Requests": the service and n8n's memory both deserve restraint. */
+export const MAX_PARALLEL_REQUESTS = 16;
+
+function findOperation(ctx: IExecuteFunctions, resource: string, operation: string): Operation {
+	const module = (resources as Record<string, { operations: Record<string, { execute: Operation }> }>)[resource];
+	const found = module?.operations[operation]?.execute;
+	if (!found) {
+		throw new NodeOperationError(ctx.getNode(), `The operation "${operation}" of "${resource}" is not supported`);
+	}
+	return found;
+}
+
+/**
+ * Runs every item through its operation. Items keep their order and pairing whatever the
+ * parallelism; with "Continue On Fail" a failed item becomes an error item paired to its input.
+ */
+export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const items = this.getInputData();
+	const resource = this.getNodeParameter('resource', 0) as string;
+	const operation = this.getNodeParameter('operation', 0) as string;
+	const authentication = this.getNodeParameter('authentication', 0, 'clinicApi') as Authentication;
+	const publicBaseUrl = authentication === 'none' ? (this.getNodeParameter('baseUrl', 0, '') as string) : '';
+	const parallel = Math.min(
+		Math.max(Math.floor(this.getNodeParameter('options.parallelRequests', 0, 1) as number) || 1, 1),
+		MAX_PARALLEL_REQUESTS,
+	);
+	const execute = findOperation(this, resource, operation);
+	const client = new ClinicClient(this, authentication, publicBaseUrl);
+
+	const results: INodeExecutionData[][] = new Array(items.length);
+	let failure: { itemIndex: number; error: Error } | undefined;
+	let next = 0;
+
+	const runItem = async (itemIndex: number) => {
+		try {
+			const output = await execute.call(this, itemIndex, client);
+			results[itemIndex] = this.helpers.constructExecutionMetaData(output, { itemData: { item: itemIndex } });
+		} catch (error) {
+			if (this.continueOnFail()) {
+				results[itemIndex] = [
+					{
+						json: {
+							error: (error as Error).message,
+							...((error as NodeApiError).description ? { details: (error as NodeApiError).description } : {}),
+							...((error as NodeApiError).httpCode ? { httpCode: (error as NodeApiError).httpCode } : {}),
+						},
+						pairedItem: { item: itemIndex },
+					},
+				];
+				return;
+			}
+			if (!failure || itemIndex < failure.itemIndex) failure = { itemIndex, error: error as Error };
+		}
+	};
+
+	const worker = async () => {
+		while (!failure && next < items.length) await runItem(next++);
+	};
+	await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
+
+	if (failure) {
+		const { error, itemIndex } = failure;
+		if (error instanceof NodeApiError || error instanceof NodeOperationError) throw error;
+		throw new NodeOperationError(this.getNode(), error, { itemIndex });
+	}
+	return [results.flat()];
+}

@@ -1,0 +1,102 @@
+import { NodeApiError } from 'n8n-workflow';
+import type { INode, JsonObject } from 'n8n-workflow';
+
+/**
+ * The service answers errors in three shapes: `{error}`, `{error, error_description}` and
+ * `{errors: {field: [messages]}}`. This is the one place that reads them.
+ */
+export function serviceErrorText(body: unknown): string {
+	let value = body;
+	if (Buffer.isBuffer(value)) value = value.toString('utf8');
+	if (typeof value === 'string') {
+		try {
+			value = JSON.parse(value);
+		} catch {
+			return '';
+		}
+	}
+	if (!value || typeof value !== 'object') return '';
+	const record = value as Record<string, unknown>;
+	const parts: string[] = [];
+	if (typeof record.error === 'string') parts.push(record.error);
+	if (typeof record.error_description === 'string') parts.push(record.error_description);
+	if (typeof record.message === 'string' && !parts.length) parts.push(record.message);
+	if (record.errors && typeof record.errors === 'object') {
+		for (const [field, messages] of Object.entries(record.errors as Record<string, unknown>)) {
+			const list = Array.isArray(messages) ? messages.join(', ') : String(messages);
+			parts.push(`${field} ${list}`);
+		}
+	}
+	return parts.join(': ');
+}
+
+export interface ApiErrorContext {
+	statusCode: number;
+	body: unknown;
+	/** What the request was about, for messages: "Invoice 42", "Consultation 7". */
+	subject?: string;
+	itemIndex?: number;
+}
+
+function messageFor({ statusCode, body, subject }: ApiErrorContext): { message: string; description: string } {
+	const said = serviceErrorText(body);
+	const detail = said ? `The service said: "${said}".` : '';
+	if (statusCode === 404) {
+		return {
+			message: subject ? `${subject} was not found` : 'The clinic service answered 404 (not found)',
+			description: `${detail} Check the id, and that it belongs to the account of this credential.`.trim(),
+		};
+	}
+	if (statusCode === 401) {
+		return {
+			message: 'The clinic service refused the credentials (401)',
+			description: `${detail} n8n signed in again and was still refused: check the credential and that the account may use the API.`.trim(),
+		};
+	}
+	if (statusCode === 403) {
+		return {
+			message: 'The account is not allowed to do this (403)',
+			description: `${detail} Ask the clinic's administrator for access.`.trim(),
+		};
+	}
+	if (statusCode === 422 || statusCode === 400) {
+		return {
+			message: said ? `The clinic service refused the request: ${said}` : `The clinic service refused the request (${statusCode})`,
+			description: subject ? `While working on ${subject}.` : 'Check the values sent in this item.',
+		};
+	}
+	if (statusCode === 429) {
+		return {
+			message: 'The clinic service is rate limiting requests (429)',
+			description: 'n8n waited and retried as the service asked, and it still refused. Lower Parallel Requests or try later.',
+		};
+	}
+	return {
+		message: `The clinic service answered ${statusCode}${said ? `: ${said}` : ''}`,
+		description: 'This is usually temporary on the service side. Try again later.',
+	};
+}
+
+/**
+ * Builds a fresh NodeApiError from a plain object: n8n hands an existing instance back
+ * unchanged, and the original error may hold the request (with its token) in its context.
+ */
+export function apiError(node: INode, context: ApiErrorContext): NodeApiError {
+	const { message, description } = messageFor(context);
+	const said = serviceErrorText(context.body);
+	return new NodeApiError(
+		node,
+		{ message, description, httpCode: String(context.statusCode), ...(said ? { error: said } : {}) } as JsonObject,
+		{ message, description, httpCode: String(context.statusCode), itemIndex: context.itemIndex },
+	);
+}
+
+/** A request that got no answer at all (refused connection, DNS, timeout), or a sign-in failure. */
+export function transportError(node: INode, reason: string, host: string, itemIndex?: number): NodeApiError {
+	const message = reason || `Could not reach the clinic service at ${host}`;
+	return new NodeApiError(node, { message } as JsonObject, {
+		message,
+		description: `Host: ${host}. Check the credential's base URLs and that the service is reachable from n8n.`,
+		itemIndex,
+	});
+}

@@ -1,0 +1,277 @@
+/**
+ * The one request helper of both nodes: base URLs, which credential signs a request,
+ * one retry after a refused token, Retry-After on 429, and error mapping.
+ * Where the token travels is decided by the credential's `authenticate`.
+ */
+import { sleep } from 'n8n-workflow';
+import type {
+	ICredentialDataDecryptedObject,
+	ICredentialsDecrypted,
+	IDataObject,
+	IExecuteFunctions,
+	IHookFunctions,
+	IHttpRequestMethods,
+	IHttpRequestOptions,
+	ILoadOptionsFunctions,
+	IWebhookFunctions,
+} from 'n8n-workflow';
+
+import {
+	STALE_TOKEN_KEY,
+	passwordSessionFingerprint,
+	refreshSessionFingerprint,
+	sessionNeedsNewToken,
+} from '../../credentials/ClinicAuth';
+import { apiError, transportError } from './errors';
+import { describeBaseUrlProblem, normaliseApiBaseUrl, normaliseWebhookBaseUrl } from './urls';
+
+export type IntegrationCredentialType = 'clinicApi' | 'clinicRefreshTokenApi';
+export type Authentication = IntegrationCredentialType | 'none';
+export const PORTAL_CREDENTIAL_TYPE = 'clinicPatientPortalApi';
+
+/** `data` is the very object n8n updates in place when it signs in again. */
+interface DecryptedCredential {
+	data: ICredentialDataDecryptedObject;
+	decrypted: ICredentialsDecrypted;
+}
+
+type Context = IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions;
+
+export interface ClinicRequest {
+	/** Main API (base ends in /api/v1) or the separate webhook service. */
+	host?: 'api' | 'webhooks';
+	method: IHttpRequestMethods;
+	/** Path relative to the host's base, e.g. `/people/12`. */
+	path: string;
+	qs?: IDataObject;
+	body?: IDataObject;
+	/** Who signs the request: the integration credential, the portal token, or nobody. */
+	auth: 'integration' | 'portal' | 'none';
+	/** Answer as bytes (file downloads). */
+	binary?: boolean;
+	/** What the request is about, for error messages: "Invoice 42". */
+	subject?: string;
+}
+
+export interface ClinicResponse<T = unknown> {
+	statusCode: number;
+	headers: Record<string, string | string[] | undefined>;
+	body: T;
+}
+
+export interface IntegrationSettings {
+	apiBaseUrl: string;
+	webhookBaseUrl: string;
+	topicPrefix: string;
+}
+
+const MAX_RATE_LIMIT_WAITS = 3;
+const MAX_RETRY_AFTER_SECONDS = 60;
+
+const fingerprintOf: Record<IntegrationCredentialType, (c: ICredentialDataDecryptedObject) => string> = {
+	clinicApi: passwordSessionFingerprint,
+	clinicRefreshTokenApi: refreshSessionFingerprint,
+};
+
+function retryAfterMs(headers: ClinicResponse['headers']): number {
+	const raw = headers['retry-after'];
+	const value = Array.isArray(raw) ? raw[0] : raw;
+	const seconds = Number(value);
+	if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds, MAX_RETRY_AFTER_SECONDS) * 1000;
+	const date = Date.parse(String(value ?? ''));
+	if (Number.isFinite(date)) return Math.min(Math.max(date - Date.now(), 0), MAX_RETRY_AFTER_SECONDS * 1000);
+	return 1000;
+}
+
+/**
+ * One client per execution: the credential is decrypted once and handed to n8n with every
+ * request, so a new token obtained for one item serves all the others.
+ */
+export class ClinicClient {
+	private readonly decrypted = new Map<string, Promise<DecryptedCredential>>();
+
+	constructor(
+		private readonly ctx: Context,
+		private readonly authentication: Authentication,
+		/** Base URL for public operations run without a credential. */
+		private readonly publicBaseUrl = '',
+	) {}
+
+	get integrationType(): IntegrationCredentialType | undefined {
+		return this.authentication === 'none' ? undefined : this.authentication;
+	}
+
+	private async credentials(type: string): Promise<DecryptedCredential> {
+		let pending = this.decrypted.get(type);
+		if (!pending) {
+			pending = (async () => {
+				const data = await this.ctx.getCredentials(type);
+				const reference = this.ctx.getNode().credentials?.[type];
+				const copy = { ...data };
+				return { data: copy, decrypted: { id: reference?.id ?? '', name: reference?.name ?? type, type, data: copy } };
+			})();
+			this.decrypted.set(type, pending);
+			pending.catch(() => this.decrypted.delete(type));
+		}
+		return await pending;
+	}
+
+	private requireIntegration(itemIndex: number): IntegrationCredentialType {
+		if (!this.integrationType) {
+			throw transportError(
+				this.ctx.getNode(),
+				'This operation needs a Clinic credential: set "Authentication" to Password or Refresh Token and pick a credential',
+				'(none)',
+				itemIndex,
+			);
+		}
+		return this.integrationType;
+	}
+
+	/** Base URLs and topic prefix of the integration credential. */
+	async integrationSettings(itemIndex = 0): Promise<IntegrationSettings> {
+		const type = this.requireIntegration(itemIndex);
+		const { data } = await this.credentials(type);
+		return {
+			apiBaseUrl: normaliseApiBaseUrl(String(data.baseUrl ?? '')),
+			webhookBaseUrl: normaliseWebhookBaseUrl(String(data.webhookBaseUrl ?? '')),
+			topicPrefix: String(data.topicPrefix ?? '').trim(),
+		};
+	}
+
+	private async baseUrl(request: ClinicRequest, itemIndex: number): Promise<string> {
+		const node = this.ctx.getNode();
+		if (request.auth === 'portal') {
+			const { data } = await this.credentials(PORTAL_CREDENTIAL_TYPE);
+			return normaliseApiBaseUrl(String(data.baseUrl ?? ''));
+		}
+		if (request.auth === 'none' && !this.integrationType) {
+			const problem = describeBaseUrlProblem(this.publicBaseUrl, 'API Base URL');
+			if (problem) throw transportError(node, problem, '(none)', itemIndex);
+			return normaliseApiBaseUrl(this.publicBaseUrl);
+		}
+		const settings = await this.integrationSettings(itemIndex);
+		if (request.host === 'webhooks') {
+			if (!settings.webhookBaseUrl) {
+				throw transportError(
+					node,
+					'The credential has no Webhook Service Base URL: add it to the Clinic credential (the webhook service runs on its own host)',
+					'(none)',
+					itemIndex,
+				);
+			}
+			return settings.webhookBaseUrl;
+		}
+		return settings.apiBaseUrl;
+	}
+
+	/** Sends a request and returns the parsed body. */
+	async request<T = IDataObject>(request: ClinicRequest, itemIndex = 0): Promise<T> {
+		return (await this.requestFull<T>(request, itemIndex)).body;
+	}
+
+	/** Sends a request and returns status, headers and body (bytes when `binary`). */
+	async requestFull<T = unknown>(request: ClinicRequest, itemIndex = 0): Promise<ClinicResponse<T>> {
+		const base = await this.baseUrl(request, itemIndex);
+		const options: IHttpRequestOptions = {
+			method: request.method,
+			url: `${base}${request.path}`,
+			qs: request.qs,
+			body: request.body,
+			json: !request.binary,
+			headers: { Accept: request.binary ? '*/*' : 'application/json' },
+			returnFullResponse: true,
+			// Status codes are ours to read: the 401 retry and error messages happen below.
+			ignoreHttpStatusErrors: true,
+			...(request.binary ? { encoding: 'arraybuffer' as const } : {}),
+		};
+		const host = new URL(base).host;
+
+		let refreshedAfter401 = false;
+		for (let rateLimitWaits = 0; ; ) {
+			const response = await this.send(request, options, itemIndex, host);
+			if (response.statusCode === 401 && request.auth === 'integration' && !refreshedAfter401) {
+				refreshedAfter401 = true;
+				await this.forgetAccessToken();
+				continue;
+			}
+			if (response.statusCode === 429 && rateLimitWaits < MAX_RATE_LIMIT_WAITS) {
+				rateLimitWaits++;
+				await sleep(retryAfterMs(response.headers));
+				continue;
+			}
+			if (response.statusCode >= 400) {
+				throw apiError(this.ctx.getNode(), {
+					statusCode: response.statusCode,
+					body: request.binary ? Buffer.from(response.body as unknown as Buffer).toString('utf8') : response.body,
+					subject: request.subject,
+					itemIndex,
+				});
+			}
+			return response as ClinicResponse<T>;
+		}
+	}
+
+	/** Sets the refused token aside so the credential's preAuthentication runs on the next request. */
+	private async forgetAccessToken(): Promise<void> {
+		const type = this.integrationType;
+		if (!type) return;
+		const { data } = await this.credentials(type);
+		if (data.accessToken) data[STALE_TOKEN_KEY] = data.accessToken;
+		data.accessToken = '';
+	}
+
+	private async send(
+		request: ClinicRequest,
+		options: IHttpRequestOptions,
+		itemIndex: number,
+		host: string,
+	): Promise<ClinicResponse> {
+		const node = this.ctx.getNode();
+		try {
+			if (request.auth === 'none') {
+				return (await this.ctx.helpers.httpRequest({ ...options })) as ClinicResponse;
+			}
+			const type = request.auth === 'portal' ? PORTAL_CREDENTIAL_TYPE : this.requireIntegration(itemIndex);
+			const { data, decrypted: credentialsDecrypted } = await this.credentials(type);
+			if (request.auth === 'integration') {
+				const fingerprint = fingerprintOf[type as IntegrationCredentialType](data);
+				if (data.accessToken && sessionNeedsNewToken(data, fingerprint)) {
+					await this.forgetAccessToken();
+				}
+			}
+			return (await this.ctx.helpers.httpRequestWithAuthentication.call(this.ctx, type, { ...options }, {
+				credentialsDecrypted,
+			})) as ClinicResponse;
+		} catch (error) {
+			throw transportError(node, describeFailure(error), host, itemIndex);
+		}
+	}
+}
+
+/**
+ * A readable reason for a request that got no HTTP answer. Sign-in failures from the
+ * credential arrive wrapped by n8n; their own message is the one to show. Nothing from
+ * the request itself (URL, headers, body) is used: it may hold a token.
+ */
+function describeFailure(error: unknown): string {
+	const seen = new Set<unknown>();
+	let current: unknown = error;
+	let code = '';
+	while (current && typeof current === 'object' && !seen.has(current)) {
+		seen.add(current);
+		const record = current as { message?: unknown; code?: unknown; cause?: unknown; response?: unknown; name?: unknown };
+		if (typeof record.code === 'string' && !code) code = record.code;
+		// A plain Error (no HTTP response) thrown by the credential's sign-in carries our own message.
+		if (
+			record.name === 'Error' &&
+			typeof record.message === 'string' &&
+			record.response === undefined &&
+			/clinic|credential|token|two-factor/i.test(record.message)
+		) {
+			return record.message;
+		}
+		current = record.cause;
+	}
+	return code ? `Could not reach the clinic service (${code})` : '';
+}

@@ -1,0 +1,31 @@
+import { readFileSync } from 'fs';
+import { join } from 'path';
+
+import { TOPICS } from '../../nodes/shared/catalog';
+
+const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+
+describe('README event table', () => {
+	const table = readme.slice(readme.indexOf('<!-- events:start -->'), readme.indexOf('<!-- events:end -->'));
+
+	it.each(TOPICS.map((topic) => [topic.suffix, topic]))('lists topic %s with exactly its catalog events', (_suffix, topic) => {
+		const row = table.split('\n').find((line) => line.includes(`\`<prefix>.${topic.suffix}\``));
+		expect(row).toBeDefined();
+		const listed = [...row!.split('|')[3].matchAll(/`([^`]+)`/g)].map((match) => match[1]);
+		expect(listed).toEqual([...topic.events]);
+	});
+
+	it('has one row per catalog topic and no other', () => {
+		const rows = table.split('\n').filter((line) => line.includes('`<prefix>.'));
+		expect(rows).toHaveLength(TOPICS.length);
+	});
+});
+
+describe('README commands', () => {
+	const scripts = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')).scripts;
+
+	it.each(['demo', 'test:all'])('names npm run %s, which package.json defines', (script) => {
+		expect(readme).toContain(`npm run ${script}`);
+		expect(scripts[script]).toBeDefined();
+	});
+});
