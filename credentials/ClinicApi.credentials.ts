@@ -26,7 +26,7 @@ export class ClinicApi implements ICredentialType {
 
 	displayName = 'Clinic API';
 
-	icon: Icon = 'file:clinic.svg';
+	icon: Icon = { light: 'file:clinic.svg', dark: 'file:clinic.dark.svg' };
 
 	documentationUrl = 'https://github.com/n8n-nodes-clinic/n8n-nodes-clinic#credentials';
 

@@ -16,7 +16,7 @@ import { normaliseApiBaseUrl, normaliseWebhookBaseUrl } from '../nodes/shared/ur
 /** Seconds before the service's expiry at which a token counts as expired already. */
 const EXPIRY_MARGIN_SECONDS = 60;
 
-export const DEFAULT_CFDI_TOKEN_PARAMETER = 'token';
+export const DEFAULT_CFDI_QUERY_PARAMETER = 'token';
 
 interface TokenAnswer {
 	access_token: string;
@@ -133,6 +133,7 @@ async function postToken(
 	} catch (error) {
 		const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
 		// Plain Error: n8n does not retry it, and it carries no request (and so no password).
+		// eslint-disable-next-line @n8n/community-nodes/require-node-api-error -- preAuthentication has no node to hand to NodeApiError
 		throw new Error(
 			`Could not reach the clinic service at ${baseUrl}${code ? ` (${code})` : ''}. Check the credential's API Base URL and that the service is reachable from n8n.`,
 		);
@@ -229,6 +230,7 @@ export async function singleFlight(
 	} catch (error) {
 		// A failure is not kept: the next attempt (after the user fixes the credential) runs anew.
 		if (exchanges.get(fingerprint) === entry) exchanges.delete(fingerprint);
+		// eslint-disable-next-line @n8n/community-nodes/require-node-api-error -- rethrown unchanged to the caller that shares this exchange
 		throw error;
 	}
 }
@@ -257,7 +259,7 @@ export function placeIntegrationToken(
 		return { ...requestOptions, headers, body: { ...body, service_access_token: token } };
 	}
 	if (/\/invoices\/[^/]+\/download_cfdi\.(pdf|xml)$/.test(url.split('?')[0])) {
-		const parameter = String(credentials.cfdiTokenParameter || DEFAULT_CFDI_TOKEN_PARAMETER);
+		const parameter = String(credentials.cfdiQueryParameter || DEFAULT_CFDI_QUERY_PARAMETER);
 		return { ...requestOptions, headers, qs: { ...(requestOptions.qs ?? {}), [parameter]: token } };
 	}
 	return { ...requestOptions, headers: { ...headers, Authorization: `Bearer ${token}` } };

@@ -12,7 +12,7 @@ export class ClinicPatientPortalApi implements ICredentialType {
 
 	displayName = 'Clinic Patient Portal API';
 
-	icon: Icon = 'file:clinic.svg';
+	icon: Icon = { light: 'file:clinic.svg', dark: 'file:clinic.dark.svg' };
 
 	documentationUrl = 'https://github.com/n8n-nodes-clinic/n8n-nodes-clinic#credentials';
 

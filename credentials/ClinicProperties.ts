@@ -1,6 +1,6 @@
 import type { ICredentialTestRequest, INodeProperties } from 'n8n-workflow';
 
-import { DEFAULT_CFDI_TOKEN_PARAMETER } from './ClinicAuth';
+import { DEFAULT_CFDI_QUERY_PARAMETER } from './ClinicAuth';
 
 /** Fields both integration credentials share: where the two hosts are and the topic prefix. */
 export const hostProperties: INodeProperties[] = [
@@ -33,10 +33,10 @@ export const hostProperties: INodeProperties[] = [
 			'Prefix assigned to your organisation for webhook topics (the part before the dot in clinic-38729.patient)',
 	},
 	{
-		displayName: 'CFDI Download Token Parameter',
-		name: 'cfdiTokenParameter',
+		displayName: 'CFDI Download Query Parameter',
+		name: 'cfdiQueryParameter',
 		type: 'string',
-		default: DEFAULT_CFDI_TOKEN_PARAMETER,
+		default: DEFAULT_CFDI_QUERY_PARAMETER,
 		description:
 			'Name of the query parameter that carries the access token on invoice PDF/XML downloads. Change it only if your service uses another name.',
 	},

@@ -32,7 +32,7 @@ export class ClinicRefreshTokenApi implements ICredentialType {
 
 	displayName = 'Clinic Refresh Token API';
 
-	icon: Icon = 'file:clinic.svg';
+	icon: Icon = { light: 'file:clinic.svg', dark: 'file:clinic.dark.svg' };
 
 	documentationUrl = 'https://github.com/n8n-nodes-clinic/n8n-nodes-clinic#credentials';
 

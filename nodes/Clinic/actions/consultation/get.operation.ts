@@ -13,7 +13,7 @@ const properties: INodeProperties[] = [
 		default: '',
 		placeholder: '1024',
 		description:
-			'Numeric ID of the consultation, e.g. from a Clinic Trigger "consultation-finished" event ({{ $json.value.id }})',
+			'Numeric ID of the consultation, e.g. the ID in the value of a Clinic Trigger "consultation-finished" event',
 	},
 ];
 
