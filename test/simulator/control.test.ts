@@ -1,0 +1,200 @@
+import * as http from 'node:http';
+
+import { startSimulator, type Simulator } from './index';
+import { accessToken, api, bearer, passwordGrant, request, startReceiver, subscribe } from './testing';
+
+let sim: Simulator;
+
+beforeAll(async () => {
+	sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 10 });
+});
+
+afterAll(async () => {
+	await sim.close();
+});
+
+beforeEach(() => sim.reset());
+
+const control = (path: string, body?: unknown) =>
+	request(`${sim.apiOrigin}/__sim/${path}`, body === undefined ? {} : { method: 'POST', body });
+const post = (path: string, body: unknown = {}) => control(path, body);
+
+describe('rate limit and latency (spec requests only)', () => {
+	test('every Nth request answers 429 Too Many Requests with Retry-After', async () => {
+		sim.setRateLimit({ every: 3, retryAfterSeconds: 2 });
+		const statuses: number[] = [];
+		for (let i = 0; i < 6; i++) statuses.push((await api(sim, undefined, '/states/1')).status);
+		expect(statuses).toEqual([200, 200, 429, 200, 200, 429]);
+		const limited = sim.log.find((entry) => entry.status === 429);
+		expect(limited).toBeDefined();
+
+		sim.setRateLimit({ every: 1, retryAfterSeconds: 7 });
+		const answer = await request(`${sim.webhooksBaseUrl}/events`);
+		expect(answer.status).toBe(429);
+		expect(answer.headers['retry-after']).toBe('7');
+		expect(answer.json).toEqual({ error: 'Too Many Requests' });
+		// the control surface is never limited
+		expect((await control('info')).status).toBe(200);
+		sim.setRateLimit(null);
+		expect((await api(sim, undefined, '/states/1')).status).toBe(200);
+	});
+
+	test('latency delays spec answers, not control answers', async () => {
+		sim.setLatency(400);
+		let started = Date.now();
+		await api(sim, undefined, '/waiting_rooms');
+		expect(Date.now() - started).toBeGreaterThanOrEqual(390);
+		started = Date.now();
+		await control('info');
+		expect(Date.now() - started).toBeLessThan(390);
+	});
+});
+
+describe('HTTP control surface under /__sim/', () => {
+	test('info names the hosts, accounts, topic prefix and portal demo', async () => {
+		const info = (await control('info')).json;
+		expect(info).toMatchObject({
+			apiBaseUrl: sim.apiBaseUrl,
+			webhooksBaseUrl: sim.webhooksBaseUrl,
+			topicPrefix: 'clinic-38729',
+			demo: sim.demo,
+			twoFactor: sim.twoFactor,
+			portalDemo: sim.portalDemo,
+		});
+	});
+
+	test('log, clear-log and token-requests', async () => {
+		await passwordGrant(sim);
+		const before = (await control('token-requests')).json;
+		expect(before).toEqual({ total: 1, password: 1, refresh_token: 0 });
+		const log = (await control('log')).json.log;
+		expect(log).toHaveLength(1);
+		expect(log[0].path).toBe('/api/v1/oauth/token');
+		await post('clear-log');
+		expect((await control('log')).json.log).toEqual([]);
+		expect((await control('token-requests')).json.total).toBe(0);
+	});
+
+	test('refresh-token, expire-access-tokens, revoke-tokens and token-lifetime', async () => {
+		const { refresh_token } = (await post('refresh-token', { username: sim.twoFactor.username })).json;
+		const grant = await request(`${sim.apiBaseUrl}/oauth/token`, {
+			method: 'POST',
+			body: { grant_type: 'refresh_token', refresh_token },
+		});
+		expect(grant.status).toBe(200);
+		await post('expire-access-tokens');
+		expect((await api(sim, grant.json.access_token, '/consultations/1')).status).toBe(401);
+		await post('token-lifetime', { seconds: 60 });
+		const token = (await passwordGrant(sim)).json;
+		expect(token.expires_in).toBe(60);
+		await post('revoke-tokens');
+		expect((await api(sim, token.access_token, '/consultations/1')).status).toBe(401);
+		expect((await post('refresh-token', { username: 'nobody@clinic.test' })).status).toBe(400);
+	});
+
+	test('emit answers the event record after its deliveries settle; duplicates mode applies', async () => {
+		const token = await accessToken(sim);
+		const target = await startReceiver();
+		try {
+			await subscribe(sim, token, { url: target.url, suffix: 'consultation', eventName: 'consultation-created' });
+			expect((await control('subscriptions')).json.subscriptions).toHaveLength(1);
+			await post('duplicates', { mode: 'sequential' });
+			const event = (
+				await post('emit', { topicSuffix: 'consultation', eventName: 'consultation-created', value: { id: 7 } })
+			).json;
+			expect(event).toMatchObject({ topic: 'clinic-38729.consultation', name: 'consultation-created', value: { id: 7 } });
+			expect(event.logs).toHaveLength(2);
+			expect(target.received).toHaveLength(2);
+			const wrong = await post('emit', { topicSuffix: 'consultation', eventName: 'consultation-done' });
+			expect(wrong.status).toBe(400);
+			expect((await post('duplicates', { mode: 'twice' })).status).toBe(400);
+		} finally {
+			await target.close();
+		}
+	});
+
+	test('rate-limit and latency can be set and cleared over HTTP', async () => {
+		await post('rate-limit', { every: 1, retryAfterSeconds: 3 });
+		expect((await api(sim, undefined, '/states/1')).status).toBe(429);
+		await post('rate-limit', null);
+		expect((await api(sim, undefined, '/states/1')).status).toBe(200);
+		await post('latency', { ms: 0 });
+		expect((await post('rate-limit', { every: 0, retryAfterSeconds: 1 })).status).toBe(400);
+	});
+
+	test('seed-events, seed-invoices, state and reset', async () => {
+		const seeded = (await post('seed-events', { count: 1000 })).json;
+		expect(seeded).toEqual({ count: 1000, total: 1000 });
+		const { ids } = (await post('seed-invoices', { count: 3 })).json;
+		expect(ids).toHaveLength(3);
+		const state = (await control('state')).json;
+		expect(state.invoices.map((i: { id: number }) => i.id)).toEqual(expect.arrayContaining(ids));
+		expect(state.people).toHaveLength(4);
+
+		await post('reset');
+		expect(sim.events()).toHaveLength(0);
+		expect(sim.data.invoices.size).toBe(3);
+	});
+
+	test('unknown control paths answer 404', async () => {
+		expect((await control('nothing-here')).status).toBe(404);
+	});
+});
+
+// Speed is measured by `npm run bench`, not here: these check behaviour at scale.
+describe('scale', () => {
+	test('50,000 seeded events page through GET /events with topic and name filters', async () => {
+		const token = await accessToken(sim);
+		sim.seedEvents(50_000);
+		const last = await request(`${sim.webhooksBaseUrl}/events`, {
+			headers: bearer(token),
+			body: { offset: 49_900, limit: 100 },
+		});
+		expect(last.json).toHaveLength(100);
+		expect(last.json[99].id).toBe(50_000);
+		const filtered = await request(`${sim.webhooksBaseUrl}/events`, {
+			headers: bearer(token),
+			body: { offset: 49_990, limit: 100, topic: 'clinic-38729.patient', name: 'patient-updated' },
+		});
+		expect(filtered.json).toHaveLength(10);
+	}, 30_000);
+
+	test('500 signed invoices download as PDFs', async () => {
+		const token = await accessToken(sim);
+		const ids = sim.seedInvoices(500);
+		const answers = await Promise.all(
+			ids.map((id) => fetch(`${sim.apiBaseUrl}/invoices/${id}/download_cfdi.pdf?token=${token}`)),
+		);
+		expect(answers.every((a) => a.status === 200)).toBe(true);
+		await Promise.all(answers.map((a) => a.arrayBuffer()));
+	}, 30_000);
+
+	test('keeps connections alive over 2,000 requests', async () => {
+		const token = await accessToken(sim);
+		const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+		const sockets = new Set<unknown>();
+		const count = 2000;
+		let next = 0;
+		const get = () =>
+			new Promise<string | undefined>((resolve, reject) => {
+				const req = http.get(`${sim.apiBaseUrl}/consultations/1`, { agent, headers: bearer(token) }, (res) => {
+					sockets.add(req.socket);
+					res.resume();
+					res.on('end', () => resolve(res.headers.connection));
+				});
+				req.on('error', reject);
+			});
+		const connections: Array<string | undefined> = [];
+		await Promise.all(
+			Array.from({ length: 16 }, async () => {
+				while (next < count) {
+					next++;
+					connections.push(await get());
+				}
+			}),
+		);
+		agent.destroy();
+		expect(connections.every((c) => c === 'keep-alive')).toBe(true);
+		expect(sockets.size).toBeLessThanOrEqual(16);
+	}, 30_000);
+});

@@ -1,0 +1,129 @@
+/**
+ * The simulator's state, shared by the handlers of both hosts and the control surface.
+ */
+import { Auth } from './auth';
+import { EventBus, assertCatalogEvent } from './deliveries';
+import { ORGANIZATION_ID, createStore, patientEventValue, seedSignedInvoices, type Store } from './store';
+import type { DuplicateMode, EventRecord, RateLimit, RequestLogEntry, SimulatorOptions } from './types';
+
+export type ResolvedOptions = Required<SimulatorOptions>;
+
+export function resolveOptions(options: SimulatorOptions = {}): ResolvedOptions {
+	return {
+		apiPort: options.apiPort ?? 0,
+		webhooksPort: options.webhooksPort ?? 0,
+		host: options.host ?? '127.0.0.1',
+		tokenLifetimeSeconds: options.tokenLifetimeSeconds ?? 86400,
+		topicPrefix: options.topicPrefix ?? 'clinic-38729',
+		allowHttpCallbacks: options.allowHttpCallbacks ?? false,
+		cfdiTokenParam: options.cfdiTokenParam ?? 'token',
+		latencyMs: options.latencyMs ?? 0,
+		deliveryRetryDelayMs: options.deliveryRetryDelayMs ?? 200,
+		deliveryTimeoutMs: options.deliveryTimeoutMs ?? 5000,
+		logLimit: options.logLimit ?? 10000,
+	};
+}
+
+export class SimState {
+	store: Store = createStore();
+	readonly auth: Auth;
+	readonly bus: EventBus;
+	latencyMs: number;
+	rateLimit: RateLimit | null = null;
+	private rateCounter = 0;
+	/** Holds up to twice logLimit entries, trimmed in one go (amortised O(1) per request). */
+	private logBuffer: RequestLogEntry[] = [];
+	private seq = 0;
+	tokenCounts = { password: 0, refresh_token: 0, other: 0 };
+	readonly internalErrors: string[] = [];
+
+	constructor(readonly options: ResolvedOptions) {
+		this.auth = new Auth(options.tokenLifetimeSeconds);
+		this.latencyMs = options.latencyMs;
+		this.bus = new EventBus({
+			topicPrefix: options.topicPrefix,
+			organizationId: ORGANIZATION_ID,
+			retryDelayMs: options.deliveryRetryDelayMs,
+			timeoutMs: options.deliveryTimeoutMs,
+		});
+	}
+
+	/** Records an event from a change made through the API; deliveries run in the background. */
+	emit(suffix: string, name: string, value: unknown): void {
+		assertCatalogEvent(suffix, name);
+		this.bus.emit(suffix, name, value);
+	}
+
+	/** Records an event and resolves with its record once its deliveries are done. */
+	async emitAndSettle(suffix: string, name: string, value: unknown): Promise<EventRecord> {
+		const { record, settled } = this.bus.emit(suffix, name, value);
+		await settled;
+		return record;
+	}
+
+	seedEvents(count: number, suffix = 'patient', name = 'patient-updated'): void {
+		if (!Number.isInteger(count) || count < 0) throw new Error('count must be a non-negative integer');
+		const people = [...this.store.people.values()].map(patientEventValue);
+		this.bus.seed(count, suffix, name, (i) => ({ ...people[i % people.length] }));
+	}
+
+	seedInvoices(count: number): number[] {
+		if (!Number.isInteger(count) || count < 0) throw new Error('count must be a non-negative integer');
+		return seedSignedInvoices(this.store, count);
+	}
+
+	/** True when this spec request must answer 429. */
+	rateLimited(): boolean {
+		if (!this.rateLimit) return false;
+		this.rateCounter++;
+		return this.rateCounter % this.rateLimit.every === 0;
+	}
+
+	setRateLimit(limit: RateLimit | null): void {
+		if (limit && (!Number.isInteger(limit.every) || limit.every < 1 || !(limit.retryAfterSeconds >= 0))) {
+			throw new Error('rate limit needs every >= 1 (integer) and retryAfterSeconds >= 0');
+		}
+		this.rateLimit = limit ? { every: limit.every, retryAfterSeconds: limit.retryAfterSeconds } : null;
+		this.rateCounter = 0;
+	}
+
+	setDuplicates(mode: DuplicateMode): void {
+		if (mode !== 'off' && mode !== 'sequential' && mode !== 'concurrent') {
+			throw new Error(`duplicate mode must be off, sequential or concurrent, not ${String(mode)}`);
+		}
+		this.bus.duplicates = mode;
+	}
+
+	/** The last logLimit entries, oldest first. */
+	get log(): RequestLogEntry[] {
+		const limit = this.options.logLimit;
+		if (limit <= 0) return [];
+		if (this.logBuffer.length > limit) this.logBuffer = this.logBuffer.slice(-limit);
+		return this.logBuffer;
+	}
+
+	addLog(entry: Omit<RequestLogEntry, 'seq'>): void {
+		if (this.options.logLimit <= 0) return;
+		this.logBuffer.push({ seq: ++this.seq, ...entry });
+		if (this.logBuffer.length >= 2 * this.options.logLimit) this.logBuffer = this.logBuffer.slice(-this.options.logLimit);
+	}
+
+	clearLog(): void {
+		this.logBuffer = [];
+		this.tokenCounts = { password: 0, refresh_token: 0, other: 0 };
+	}
+
+	tokenRequests(grant?: 'password' | 'refresh_token'): number {
+		if (grant) return this.tokenCounts[grant];
+		return this.tokenCounts.password + this.tokenCounts.refresh_token + this.tokenCounts.other;
+	}
+
+	reset(): void {
+		this.store = createStore();
+		this.bus.reset();
+		this.clearLog();
+		this.latencyMs = this.options.latencyMs;
+		this.auth.lifetimeSeconds = this.options.tokenLifetimeSeconds;
+		this.setRateLimit(null);
+	}
+}

@@ -1,0 +1,264 @@
+/**
+ * The webhook service's memory: subscriptions, the event log, and deliveries.
+ *
+ * A delivery is a POST of exactly `{"value": <payload>}` (the same bytes for every
+ * attempt and copy of one event) with a `signature` header holding the hex
+ * HMAC-SHA256 of those bytes keyed with the subscription's secret. A non-2xx answer
+ * or no answer is retried up to MAX_RETRIES times; every attempt is logged on the
+ * event. Duplicate modes repeat deliveries the way the real service may.
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import * as http from 'node:http';
+import * as https from 'node:https';
+
+import { TOPICS, findTopic, fullTopic } from '../../nodes/shared/catalog';
+import { nowIso } from './store';
+import type { DeliveryLog, DuplicateMode, EventRecord, Subscription } from './types';
+
+export const MAX_RETRIES = 3;
+const RESPONSE_KEEP = 2000;
+
+/** Checks a (suffix, event name) pair against the catalog; throws when it is not one. */
+export function assertCatalogEvent(suffix: string, name: string): void {
+	const topic = findTopic(suffix);
+	if (!topic) {
+		throw new Error(`Unknown topic suffix "${suffix}"; known: ${TOPICS.map((t) => t.suffix).join(', ')}`);
+	}
+	if (!topic.events.includes(name)) {
+		throw new Error(`Topic "${suffix}" has no event "${name}"; its events: ${topic.events.join(', ')}`);
+	}
+}
+
+export function sign(secret: string, body: Buffer): string {
+	return createHmac('sha256', secret).update(body).digest('hex');
+}
+
+interface AttemptResult {
+	ok: boolean;
+}
+
+export interface BusOptions {
+	topicPrefix: string;
+	organizationId: number;
+	retryDelayMs: number;
+	timeoutMs: number;
+}
+
+export class EventBus {
+	events: EventRecord[] = [];
+	subscriptions: Subscription[] = [];
+	duplicates: DuplicateMode = 'off';
+	private nextEventId = 1;
+	private nextSubscriptionId = 1001;
+	private nextLogId = 1;
+	private readonly pending = new Set<Promise<void>>();
+	private readonly timers = new Map<NodeJS.Timeout, () => void>();
+	private readonly inFlight = new Set<http.ClientRequest>();
+	private closed = false;
+	private readonly httpAgent = new http.Agent({ keepAlive: false });
+	private readonly httpsAgent = new https.Agent({ keepAlive: false, rejectUnauthorized: false });
+
+	constructor(private readonly options: BusOptions) {}
+
+	reset(): void {
+		this.events = [];
+		this.subscriptions = [];
+		this.duplicates = 'off';
+		this.nextEventId = 1;
+		this.nextSubscriptionId = 1001;
+		this.nextLogId = 1;
+	}
+
+	subscribe(fields: { url: string; topic: string; eventName: string; secret: string }): Subscription {
+		const subscription: Subscription = {
+			id: this.nextSubscriptionId++,
+			organization_id: this.options.organizationId,
+			url: fields.url,
+			event_topic: fields.topic,
+			event_name: fields.eventName,
+			authentication_data: { secret: fields.secret },
+			status: 'enabled',
+			created_at: nowIso(),
+			deleted_at: null,
+		};
+		this.subscriptions.push(subscription);
+		return subscription;
+	}
+
+	/** Disables a live subscription; false when unknown or already deleted. */
+	unsubscribe(id: number): boolean {
+		const subscription = this.subscriptions.find((s) => s.id === id);
+		if (!subscription || subscription.deleted_at !== null) return false;
+		subscription.status = 'disabled';
+		subscription.deleted_at = nowIso();
+		return true;
+	}
+
+	private record(suffix: string, name: string, value: unknown, createdAt = nowIso()): EventRecord {
+		const id = this.nextEventId++;
+		const record: EventRecord = {
+			id,
+			topic: fullTopic(this.options.topicPrefix, suffix),
+			name,
+			source: 'clinic-api',
+			behaviour: 'notification',
+			compensating_event: {},
+			previous_event: '',
+			root_event: '',
+			event_schema_version: '1.0',
+			value,
+			key: randomUUID(),
+			domain: 'clinic',
+			organization_id: this.options.organizationId,
+			tries_left: MAX_RETRIES,
+			created_at: createdAt,
+			logs: [],
+		};
+		this.events.push(record);
+		return record;
+	}
+
+	/** Records an event and starts its deliveries; `settled` resolves when they are all done. */
+	emit(suffix: string, name: string, value: unknown): { record: EventRecord; settled: Promise<void> } {
+		assertCatalogEvent(suffix, name);
+		const record = this.record(suffix, name, value);
+		const targets = this.subscriptions.filter(
+			(s) => s.status === 'enabled' && s.event_topic === record.topic && s.event_name === name,
+		);
+		if (targets.length === 0 || this.closed) return { record, settled: Promise.resolve() };
+		const body = Buffer.from(JSON.stringify({ value }), 'utf8');
+		const mode = this.duplicates;
+		const settled = Promise.all(targets.map((s) => this.track(this.deliver(record, s, body, mode)))).then(
+			() => undefined,
+		);
+		return { record, settled };
+	}
+
+	/** Bulk events without deliveries. */
+	seed(count: number, suffix: string, name: string, valueFor: (index: number) => unknown): void {
+		assertCatalogEvent(suffix, name);
+		const base = Date.now() - count * 1000;
+		for (let i = 0; i < count; i++) {
+			const record = this.record(suffix, name, valueFor(i), new Date(base + i * 1000).toISOString());
+			record.key = `seed-${record.id}`;
+		}
+	}
+
+	async settled(): Promise<void> {
+		while (this.pending.size > 0) await Promise.all([...this.pending]);
+	}
+
+	async close(): Promise<void> {
+		this.closed = true;
+		for (const [timer, wake] of this.timers) {
+			clearTimeout(timer);
+			wake();
+		}
+		this.timers.clear();
+		for (const request of this.inFlight) request.destroy(new Error('simulator closed'));
+		await this.settled();
+		this.httpAgent.destroy();
+		this.httpsAgent.destroy();
+	}
+
+	private track(work: Promise<void>): Promise<void> {
+		const tracked = work.catch(() => undefined).finally(() => this.pending.delete(tracked));
+		this.pending.add(tracked);
+		return tracked;
+	}
+
+	private sleep(ms: number): Promise<void> {
+		return new Promise((resolve) => {
+			const timer = setTimeout(() => {
+				this.timers.delete(timer);
+				resolve();
+			}, ms);
+			this.timers.set(timer, resolve);
+		});
+	}
+
+	private async deliver(event: EventRecord, subscription: Subscription, body: Buffer, mode: DuplicateMode) {
+		const signature = sign(subscription.authentication_data.secret, body);
+		let retriesLeft = MAX_RETRIES;
+		for (;;) {
+			if (this.closed) return;
+			const copies = mode === 'concurrent' ? 2 : 1;
+			const results = await Promise.all(
+				Array.from({ length: copies }, () => this.attempt(event, subscription, body, signature, retriesLeft)),
+			);
+			if (results.some((r) => r.ok)) {
+				if (mode === 'sequential' && !this.closed) {
+					await this.attempt(event, subscription, body, signature, retriesLeft);
+				}
+				return;
+			}
+			if (retriesLeft === 0) return;
+			retriesLeft--;
+			event.tries_left = Math.max(0, event.tries_left - 1);
+			await this.sleep(this.options.retryDelayMs);
+			if (subscription.status !== 'enabled') return;
+		}
+	}
+
+	private attempt(
+		event: EventRecord,
+		subscription: Subscription,
+		body: Buffer,
+		signature: string,
+		retriesLeft: number,
+	): Promise<AttemptResult> {
+		return new Promise((resolve) => {
+			let settled = false;
+			const finish = (code: number | null, response: string) => {
+				if (settled) return;
+				settled = true;
+				const log: DeliveryLog = {
+					id: this.nextLogId++,
+					target_url: subscription.url,
+					authentication_data: { secret: subscription.authentication_data.secret },
+					request: body.toString('utf8'),
+					response: response.slice(0, RESPONSE_KEEP),
+					event_id: String(event.id),
+					response_code: code,
+					retries_left: retriesLeft,
+					created_at: nowIso(),
+				};
+				event.logs.push(log);
+				resolve({ ok: code !== null && code >= 200 && code < 300 });
+			};
+			let url: URL;
+			try {
+				url = new URL(subscription.url);
+			} catch (error) {
+				finish(null, `invalid URL: ${(error as Error).message}`);
+				return;
+			}
+			const secure = url.protocol === 'https:';
+			const request = (secure ? https : http).request(
+				url,
+				{
+					method: 'POST',
+					agent: secure ? this.httpsAgent : this.httpAgent,
+					headers: {
+						'content-type': 'application/json',
+						'content-length': body.length,
+						signature,
+						'user-agent': 'clinic-webhooks/1.0',
+					},
+					timeout: this.options.timeoutMs,
+				},
+				(response) => {
+					const chunks: Buffer[] = [];
+					response.on('data', (chunk: Buffer) => chunks.push(chunk));
+					response.on('end', () => finish(response.statusCode ?? null, Buffer.concat(chunks).toString('utf8')));
+					response.on('error', (error) => finish(response.statusCode ?? null, error.message));
+				},
+			);
+			this.inFlight.add(request);
+			request.on('close', () => this.inFlight.delete(request));
+			request.on('timeout', () => request.destroy(new Error(`no answer within ${this.options.timeoutMs} ms`)));
+			request.on('error', (error) => finish(null, error.message));
+			request.end(body);
+		});
+	}
+}

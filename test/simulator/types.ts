@@ -1,0 +1,179 @@
+/**
+ * Public types of the simulator. Other test suites, the benchmarks and the n8n
+ * end-to-end tests code against these names: change them only together.
+ */
+import type { Store } from './store';
+
+export interface SimulatorOptions {
+	/** Main API host port; 0 (default) picks a free one. */
+	apiPort?: number;
+	/** Webhook service host port; 0 (default) picks a free one. */
+	webhooksPort?: number;
+	/** Interface both hosts listen on; default 127.0.0.1. */
+	host?: string;
+	/** `expires_in` of newly issued access tokens; default 86400. */
+	tokenLifetimeSeconds?: number;
+	/** The organisation's topic prefix; default 'clinic-38729'. */
+	topicPrefix?: string;
+	/**
+	 * Default false: POST /webhooks refuses every non-https callback URL (422).
+	 * When true, http:// is accepted for loopback hosts only.
+	 */
+	allowHttpCallbacks?: boolean;
+	/** Query parameter that carries the token on CFDI downloads; default 'token'. */
+	cfdiTokenParam?: string;
+	/** Added before answering every spec request (not /__sim/); default 0. */
+	latencyMs?: number;
+	/** Wait before retrying a failed delivery; default 200. */
+	deliveryRetryDelayMs?: number;
+	/** A delivery attempt without an answer after this long counts as failed; default 5000. */
+	deliveryTimeoutMs?: number;
+	/** Request-log ring size; default 10000. */
+	logLimit?: number;
+}
+
+export type HostName = 'api' | 'webhooks';
+export type TokenPlacement = 'header' | 'body' | 'query';
+export type TokenKind = 'integration' | 'portal' | 'invalid' | 'none';
+
+export interface RequestLogEntry {
+	seq: number;
+	host: HostName;
+	method: string;
+	/** Path without the query string. */
+	path: string;
+	/** Token values replaced by '<token>'. */
+	query: Record<string, string>;
+	/** Parsed JSON or form object (null without a body); token values replaced by '<token>', passwords by '<redacted>'. */
+	body: unknown;
+	/** Where an access or portal token was found in this request. */
+	tokenPlacement: TokenPlacement[];
+	/**
+	 * What the token(s) found were when the request arrived. When several were found
+	 * and they differ in kind, 'invalid'.
+	 */
+	tokenKind: TokenKind;
+	status: number;
+}
+
+export type SubscriptionStatus = 'enabled' | 'disabled';
+
+export interface Subscription {
+	id: number;
+	organization_id: number;
+	url: string;
+	event_topic: string;
+	event_name: string;
+	authentication_data: { secret: string };
+	status: SubscriptionStatus;
+	created_at: string;
+	deleted_at: string | null;
+}
+
+export interface DeliveryLog {
+	id: number;
+	target_url: string;
+	authentication_data: { secret: string };
+	/** The exact body sent. */
+	request: string;
+	/** The receiver's answer body, or the connection error when there was no answer. */
+	response: string;
+	event_id: string;
+	/** null when no response arrived. */
+	response_code: number | null;
+	retries_left: number;
+	created_at: string;
+}
+
+export interface EventRecord {
+	id: number;
+	topic: string;
+	name: string;
+	source: string;
+	behaviour: string;
+	compensating_event: Record<string, unknown>;
+	previous_event: string;
+	root_event: string;
+	event_schema_version: string;
+	value: unknown;
+	key: string;
+	domain: string;
+	organization_id: number;
+	tries_left: number;
+	created_at: string;
+	logs: DeliveryLog[];
+}
+
+export type DuplicateMode = 'off' | 'sequential' | 'concurrent';
+
+export interface RateLimit {
+	/** Every Nth spec request (counted across both hosts since the limit was set) answers 429. */
+	every: number;
+	retryAfterSeconds: number;
+}
+
+export interface Account {
+	username: string;
+	password: string;
+}
+
+export interface PortalDemo {
+	countryCode: string;
+	phone: string;
+	code: string;
+}
+
+export interface Simulator {
+	/** http://127.0.0.1:PORT/api/v1 */
+	apiBaseUrl: string;
+	/** http://127.0.0.1:PORT */
+	apiOrigin: string;
+	/** http://127.0.0.1:PORT2 (no prefix) */
+	webhooksBaseUrl: string;
+	topicPrefix: string;
+	/** 'demo@clinic.test' / 'demo-password' */
+	demo: Account;
+	/** '2fa@clinic.test' / 'demo-password': the password grant answers 403 {token_type: '2fa'}. */
+	twoFactor: Account;
+	/** '52' / '5512345678' / '246810' */
+	portalDemo: PortalDemo;
+	/** The request log (spec requests only, oldest first, bounded by logLimit). */
+	readonly log: RequestLogEntry[];
+	/** Empties the log and the token-request counters. */
+	clearLog(): void;
+	/** POST /oauth/token requests that reached the endpoint since start or clearLog (429s excluded). */
+	tokenRequests(grant?: 'password' | 'refresh_token'): number;
+	/** What a user gets after finishing 2FA in the web app. */
+	issueRefreshToken(username: string): string;
+	/** Revokes every integration access AND refresh token. */
+	revokeAllTokens(): void;
+	/** Expires every integration access token issued so far (refresh tokens stay valid). */
+	expireAccessTokens(): void;
+	/** expires_in of tokens issued from now on. */
+	setTokenLifetime(seconds: number): void;
+	setLatency(ms: number): void;
+	setRateLimit(opts: RateLimit | null): void;
+	setDuplicateDeliveries(mode: DuplicateMode): void;
+	/**
+	 * Records an event (topic = prefix + '.' + suffix) and delivers it to the live
+	 * subscriptions matching topic and event name. Resolves with the record once this
+	 * event's deliveries, retries and duplicates are done. Throws on names not in the catalog.
+	 */
+	emit(topicSuffix: string, eventName: string, value: unknown): Promise<EventRecord>;
+	/** Bulk events in the event log without deliveries; default topic 'patient', event 'patient-updated'. */
+	seedEvents(count: number, topicSuffix?: string, eventName?: string): void;
+	/** Creates signed invoices (each with its encounter and one charge); returns their ids. */
+	seedInvoices(count: number): number[];
+	/** Resolves when no delivery or retry is pending. */
+	deliveriesSettled(): Promise<void>;
+	/** All subscriptions, deleted ones included. */
+	subscriptions(): Subscription[];
+	events(): EventRecord[];
+	/** The store (people, consultations, invoices, ...) for assertions. Replaced by reset(). */
+	readonly data: Store;
+	/** Back to seed data: no subscriptions, no events, empty log, settings as started. Tokens stay valid. */
+	reset(): void;
+	/** Unexpected exceptions inside handlers (answered 500), newest last. */
+	internalErrors(): string[];
+	close(): Promise<void>;
+}
