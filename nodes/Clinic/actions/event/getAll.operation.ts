@@ -1,0 +1,130 @@
+import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+
+import { findTopic, fullTopic } from '../../../shared/catalog';
+import type { ClinicClient } from '../../../shared/transport';
+import { returnAllOrLimit } from '../common';
+import { eventNameOptions, recordsOf, requireTopicPrefix, topicOptions, withoutSecret } from '../shared';
+
+const DEFAULT_PAGE_SIZE = 100;
+
+const properties: INodeProperties[] = [
+	...returnAllOrLimit,
+	{
+		displayName: 'Filters',
+		name: 'filters',
+		type: 'collection',
+		placeholder: 'Add Filter',
+		default: {},
+		options: [
+			{
+				displayName: 'Event Name',
+				name: 'name',
+				type: 'options',
+				default: 'consultation-finished',
+				options: eventNameOptions,
+				description: 'Only events with this name, e.g. consultation-finished',
+			},
+			{
+				displayName: 'Topic',
+				name: 'topic',
+				type: 'options',
+				default: 'consultation',
+				options: topicOptions,
+				description: 'Only events of this topic. The credential\'s Topic Prefix is put in front, e.g. clinic-38729.consultation.',
+			},
+		],
+	},
+	{
+		displayName: 'Page Size',
+		name: 'pageSize',
+		type: 'number',
+		typeOptions: { minValue: 1 },
+		default: DEFAULT_PAGE_SIZE,
+		description: 'How many events to ask the service for per request. The node keeps asking until it has them all or reaches the limit.',
+	},
+];
+
+export const description = updateDisplayOptions({ show: { resource: ['event'], operation: ['getAll'] } }, properties);
+
+/** An event as output: the shared secret of each delivery log is taken out. */
+function redactEvent(event: IDataObject): IDataObject {
+	if (!Array.isArray(event.logs)) return event;
+	return {
+		...event,
+		logs: event.logs.map((log) => (log && typeof log === 'object' ? withoutSecret(log as IDataObject) : log)),
+	};
+}
+
+function idsOf(page: IDataObject[]): string {
+	return page.map((event) => String(event.id)).join(',');
+}
+
+export async function execute(
+	this: IExecuteFunctions,
+	itemIndex: number,
+	client: ClinicClient,
+): Promise<INodeExecutionData[]> {
+	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
+	const limit = returnAll ? Infinity : (this.getNodeParameter('limit', itemIndex, 50) as number);
+	const pageSize = Math.floor(Number(this.getNodeParameter('pageSize', itemIndex, DEFAULT_PAGE_SIZE)));
+	if (!Number.isFinite(pageSize) || pageSize < 1) {
+		throw new NodeOperationError(this.getNode(), `Page Size must be a whole number of at least 1 in item ${itemIndex + 1}`, {
+			itemIndex,
+		});
+	}
+	const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
+
+	// GET bodies do not survive n8n's HTTP helper; the service reads these from the query too.
+	const query: IDataObject = {};
+	if (filters.topic) {
+		const suffix = String(filters.topic);
+		if (!findTopic(suffix)) {
+			throw new NodeOperationError(this.getNode(), `Topic "${suffix}" is not one the service emits (item ${itemIndex + 1})`, {
+				itemIndex,
+			});
+		}
+		query.topic = fullTopic(await requireTopicPrefix(this, client, itemIndex), suffix);
+	}
+	if (filters.name) query.name = String(filters.name);
+
+	const output: INodeExecutionData[] = [];
+	let offset = 0;
+	let previousIds = '';
+	let previousLength: number | undefined;
+	while (output.length < limit) {
+		const wanted = Math.min(pageSize, limit - output.length);
+		const body = await client.request(
+			{
+				host: 'webhooks',
+				method: 'GET',
+				path: '/events',
+				qs: { ...query, offset, limit: wanted },
+				auth: 'integration',
+				subject: 'The event log',
+			},
+			itemIndex,
+		);
+		const page = recordsOf(this, body, 'events', itemIndex);
+		if (page.length === 0) break;
+
+		const ids = idsOf(page);
+		if (ids === previousIds) {
+			throw new NodeOperationError(this.getNode(), 'The event service answered the same page twice: it ignored the offset', {
+				itemIndex,
+				description: `Stopped after ${output.length} events instead of repeating them. Turn off Return All and use Limit, or set Page Size large enough for all events.`,
+			});
+		}
+		for (const event of page.slice(0, limit - output.length)) output.push({ json: redactEvent(event) });
+
+		// A page shorter than asked ends the log, unless the service caps pages: a short first
+		// page, or one as long as the one before, may be the cap, and the next page tells.
+		const short = page.length < wanted;
+		const shorterThanBefore = previousLength !== undefined && page.length < previousLength;
+		if (short && shorterThanBefore) break;
+		previousIds = ids;
+		previousLength = page.length;
+		offset += page.length;
+	}
+	return output;
+}

@@ -1,0 +1,28 @@
+import { updateDisplayOptions } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import type { ClinicClient } from '../../../shared/transport';
+import { readId, toItems, unwrap } from '../common';
+import { invoiceIdField } from './fields';
+
+export const description = updateDisplayOptions({ show: { resource: ['invoice'], operation: ['email'] } }, [
+	invoiceIdField('to e-mail to the patient; sign it first'),
+]);
+
+export async function execute(
+	this: IExecuteFunctions,
+	itemIndex: number,
+	client: ClinicClient,
+): Promise<INodeExecutionData[]> {
+	const id = readId(this, 'invoiceId', 'Invoice ID', itemIndex);
+	const body = await client.request(
+		{
+			method: 'POST',
+			path: `/invoices/${encodeURIComponent(id)}/email_invoice`,
+			auth: 'integration',
+			subject: `Invoice ${id}`,
+		},
+		itemIndex,
+	);
+	return toItems(unwrap(this, body, 'invoice', itemIndex));
+}

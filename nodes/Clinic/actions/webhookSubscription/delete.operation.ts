@@ -1,0 +1,56 @@
+import { updateDisplayOptions } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+
+import type { ClinicClient } from '../../../shared/transport';
+import { readId } from '../common';
+import { apiFailure, isHttpStatus, settle } from '../shared';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Subscription ID',
+		name: 'subscriptionId',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: '17',
+		description: 'Numeric ID of the webhook subscription. Obtain it as the ID that Webhook Subscription > Get Many returns.',
+	},
+];
+
+export const description = updateDisplayOptions(
+	{ show: { resource: ['webhookSubscription'], operation: ['delete'] } },
+	properties,
+);
+
+export async function execute(
+	this: IExecuteFunctions,
+	itemIndex: number,
+	client: ClinicClient,
+): Promise<INodeExecutionData[]> {
+	const id = readId(this, 'subscriptionId', 'Subscription ID', itemIndex);
+	// The credential adds the token to the body: the webhook service reads it there on DELETE.
+	const outcome = await settle(
+		client.request(
+			{
+				host: 'webhooks',
+				method: 'DELETE',
+				path: `/webhooks/${encodeURIComponent(id)}`,
+				auth: 'integration',
+				subject: `Webhook subscription ${id}`,
+			},
+			itemIndex,
+		),
+	);
+	if (!outcome.ok) {
+		if (isHttpStatus(outcome.error, 404)) {
+			throw apiFailure(this, {
+				message: `Webhook subscription ${id} does not exist or was already deleted`,
+				description: 'Use Webhook Subscription > Get Many to see the subscriptions of this account.',
+				httpCode: '404',
+				itemIndex,
+			});
+		}
+		throw outcome.error;
+	}
+	return [{ json: { deleted: true, id: Number(id) } }];
+}

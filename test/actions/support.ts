@@ -1,0 +1,84 @@
+/**
+ * What the action tests share: one simulator per test file, the demo credentials, a
+ * runner for the Clinic node, and readers of the simulator's request log.
+ */
+import { Container } from '@n8n/di';
+import { BinaryDataService } from 'n8n-core';
+import type { IBinaryData, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+
+import { forgetExchanges, runClinicNode } from '../helpers';
+import type { RunClinicNodeOptions, RunClinicNodeResult } from '../helpers';
+import { startSimulator } from '../simulator';
+import type { RequestLogEntry, Simulator, SimulatorOptions } from '../simulator';
+
+export interface Harness {
+	sim: Simulator;
+	/** Runs the node with the demo password credential unless `credentials` says otherwise. */
+	run(parameters: INodeParameters, options?: Partial<RunClinicNodeOptions>): Promise<RunClinicNodeResult>;
+	/** Spec requests since the last reset, without the token requests. */
+	requests(): RequestLogEntry[];
+}
+
+/** Starts a simulator for the file and resets it (and the token cache) before each test. */
+export function useSimulator(options: SimulatorOptions = {}): Harness {
+	const harness = {} as Harness;
+	beforeAll(async () => {
+		harness.sim = await startSimulator(options);
+	});
+	afterAll(async () => {
+		await harness.sim?.close();
+	});
+	beforeEach(() => {
+		harness.sim.reset();
+		forgetExchanges();
+	});
+	afterEach(() => {
+		expect(harness.sim.internalErrors()).toEqual([]);
+	});
+	harness.run = async (parameters, options = {}) =>
+		await runClinicNode({
+			credentials: { clinicApi: integrationCredentials(harness.sim) },
+			...options,
+			parameters: { authentication: 'clinicApi', ...parameters },
+		});
+	harness.requests = () => harness.sim.log.filter((entry) => entry.path !== '/api/v1/oauth/token');
+	return harness;
+}
+
+export function integrationCredentials(sim: Simulator, extra: Record<string, string> = {}) {
+	return {
+		baseUrl: sim.apiBaseUrl,
+		webhookBaseUrl: sim.webhooksBaseUrl,
+		topicPrefix: sim.topicPrefix,
+		username: sim.demo.username,
+		password: sim.demo.password,
+		...extra,
+	};
+}
+
+/** The JSON of the node's first output. */
+export function jsonOf(result: RunClinicNodeResult): Array<Record<string, unknown>> {
+	if (result.error) throw new Error(`the node failed: ${result.error.message}`);
+	return (result.output?.[0] ?? []).map((item) => item.json as Record<string, unknown>);
+}
+
+export function itemsOf(result: RunClinicNodeResult): INodeExecutionData[] {
+	if (result.error) throw new Error(`the node failed: ${result.error.message}`);
+	return result.output?.[0] ?? [];
+}
+
+export async function bytesOf(binary: IBinaryData): Promise<Buffer> {
+	return await Container.get(BinaryDataService).getAsBuffer(binary);
+}
+
+/** The error's message and description, as the user reads them. */
+export function errorText(result: RunClinicNodeResult): string {
+	const error = result.error as (Error & { description?: string }) | undefined;
+	if (!error) throw new Error('the node did not fail');
+	return `${error.message} ${error.description ?? ''}`;
+}
+
+/** The item index n8n recorded for the error. */
+export function errorItemIndex(result: RunClinicNodeResult): number | undefined {
+	return (result.error as { context?: { itemIndex?: number } } | undefined)?.context?.itemIndex;
+}
