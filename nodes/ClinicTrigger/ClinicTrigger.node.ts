@@ -1,0 +1,67 @@
+import { NodeConnectionTypes } from 'n8n-workflow';
+import type {
+	IHookFunctions,
+	INodeType,
+	INodeTypeDescription,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
+
+import { triggerProperties } from './description';
+import { receiveDelivery } from './receive';
+import { checkExists, create, deleteSubscriptions } from './subscriptions';
+
+export class ClinicTrigger implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Clinic Trigger',
+		name: 'clinicTrigger',
+		icon: { light: 'file:clinic.svg', dark: 'file:clinic.dark.svg' },
+		group: ['trigger'],
+		version: 1,
+		subtitle: '={{$parameter["events"].join(", ")}}',
+		description:
+			'Starts the workflow when the clinic-management service reports an event: patients, consultations, appointments, prescriptions, charges, invoices, telehealth waiting rooms',
+		defaults: { name: 'Clinic Trigger' },
+		inputs: [],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [
+			{
+				name: 'clinicApi',
+				required: true,
+				displayOptions: { show: { authentication: ['clinicApi'] } },
+			},
+			{
+				name: 'clinicRefreshTokenApi',
+				required: true,
+				displayOptions: { show: { authentication: ['clinicRefreshTokenApi'] } },
+			},
+		],
+		webhooks: [
+			{
+				name: 'default',
+				httpMethod: 'POST',
+				responseMode: 'onReceived',
+				path: 'webhook',
+			},
+		],
+		properties: triggerProperties,
+	};
+
+	webhookMethods = {
+		default: {
+			async checkExists(this: IHookFunctions): Promise<boolean> {
+				return await checkExists.call(this);
+			},
+			async create(this: IHookFunctions): Promise<boolean> {
+				return await create.call(this);
+			},
+			async delete(this: IHookFunctions): Promise<boolean> {
+				return await deleteSubscriptions.call(this);
+			},
+		},
+	};
+
+	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+		return await receiveDelivery.call(this);
+	}
+}

@@ -1,0 +1,125 @@
+/**
+ * One delivery from the clinic's webhook service. Order of checks, none of which starts
+ * an execution when it fails:
+ *
+ * 1. body: empty, larger than the limit, not JSON or not an object -> 400;
+ * 2. event: `?event=<key>` names an event this trigger listens for -> else 404;
+ * 3. proof: signature (or secret) verified over the raw bytes in constant time -> else 401;
+ * 4. repeat: the same body for the same subscription accepted within the window -> 200.
+ *
+ * Checks 1-4 run synchronously, so two copies arriving at the same moment cannot both
+ * pass step 4. The node answers the request itself (n8n 2.41 keeps static data changed in
+ * `webhook()` only then; this handler changes none anyway).
+ */
+import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+
+import { findEvent, fullTopic } from '../shared/catalog';
+import { BODY_PROBLEMS, DEFAULT_MAX_BODY_BYTES, RecentDeliveries, parseDeliveryBody, unwrapPayload } from '../shared/deliveries';
+import { DEFAULT_SIGNATURE_HEADER, deliveryIdOf, sha256Hex, verifyDelivery } from '../shared/signature';
+import type { VerificationMode } from '../shared/signature';
+import { ClinicClient } from '../shared/transport';
+import type { IntegrationCredentialType } from '../shared/transport';
+import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
+import { EVENT_QUERY_PARAMETER, storedSubscriptions } from './subscriptions';
+
+/** Recently accepted deliveries of every Clinic Trigger in this n8n process. */
+export const recentDeliveries = new RecentDeliveries(10_000);
+
+interface Answer {
+	status: number;
+	body: IDataObject;
+}
+
+function respond(ctx: IWebhookFunctions, answer: Answer): void {
+	ctx.getResponseObject().status(answer.status).json(answer.body);
+}
+
+function numberOption(value: unknown, fallback: number): number {
+	return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback;
+}
+
+/**
+ * The bytes as received. n8n puts them on `rawBody` for every node but its own Webhook
+ * node; when they are missing they are read now, and as a last resort rebuilt from the
+ * parsed body (a signature computed over other bytes will then not match).
+ */
+async function rawBodyOf(ctx: IWebhookFunctions): Promise<Buffer> {
+	const req = ctx.getRequestObject();
+	if (!Buffer.isBuffer(req.rawBody) && typeof req.readRawBody === 'function') await req.readRawBody();
+	if (Buffer.isBuffer(req.rawBody)) return req.rawBody;
+	const body: unknown = req.body;
+	if (body === undefined || body === null || body === '') return Buffer.alloc(0);
+	return Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
+}
+
+export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+	const raw = await rawBodyOf(this);
+	const options = this.getNodeParameter('options', {}) as IDataObject;
+	const maxBytes = Math.floor(numberOption(options.maxBodySizeKb, DEFAULT_MAX_BODY_BYTES / 1024) * 1024);
+
+	// 1. The body.
+	const parsed = parseDeliveryBody(raw, maxBytes);
+	if (!parsed.ok) {
+		respond(this, { status: 400, body: { error: BODY_PROBLEMS[parsed.reason] } });
+		return { noWebhookResponse: true };
+	}
+
+	// 2. The event, named by the address since the body does not.
+	const query = this.getQueryData() as IDataObject;
+	const key = typeof query[EVENT_QUERY_PARAMETER] === 'string' ? (query[EVENT_QUERY_PARAMETER] as string) : '';
+	const event = findEvent(key);
+	const selected = this.getNodeParameter('events', []) as unknown;
+	if (!event || !Array.isArray(selected) || !selected.includes(key)) {
+		respond(this, { status: 404, body: { error: 'This trigger does not listen for this event' } });
+		return { noWebhookResponse: true };
+	}
+
+	// 3. The proof, over the raw bytes.
+	const stored = storedSubscriptions(this.getWorkflowStaticData('node')).get(key);
+	const verification = verifyDelivery({
+		mode: (options.verification as VerificationMode | undefined) ?? 'hmacSha256',
+		rawBody: raw,
+		headers: this.getHeaderData() as Record<string, string | string[] | undefined>,
+		headerName: typeof options.signatureHeader === 'string' ? options.signatureHeader : DEFAULT_SIGNATURE_HEADER,
+		secret: stored?.secret,
+	});
+	if (!verification.ok) {
+		respond(this, { status: 401, body: { error: 'Unauthorized' } });
+		return { noWebhookResponse: true };
+	}
+
+	// 4. Repeats: checked and recorded in one synchronous step.
+	const windowMinutes = numberOption(options.duplicateWindowMinutes, DEFAULT_DUPLICATE_WINDOW_MINUTES);
+	const repeatKey = [this.getWorkflow().id ?? '', this.getNode().name, key, String(stored?.id ?? ''), sha256Hex(raw)].join('\n');
+	if (windowMinutes > 0 && recentDeliveries.seen(repeatKey, windowMinutes * 60_000)) {
+		respond(this, { status: 200, body: { received: true, duplicate: true } });
+		return { noWebhookResponse: true };
+	}
+
+	let topic = stored?.topic ?? '';
+	if (!topic) {
+		// Only without a stored subscription (verification "none"): ask the credential.
+		try {
+			const authentication = this.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
+			topic = fullTopic((await new ClinicClient(this, authentication).integrationSettings()).topicPrefix, event.suffix);
+		} catch (error) {
+			// Not accepted after all: let the service's retry through.
+			recentDeliveries.forget(repeatKey);
+			throw new NodeOperationError(this.getNode(), error as Error);
+		}
+	}
+
+	const json: IDataObject = {
+		event: event.name,
+		topic,
+		deliveryId: deliveryIdOf(key, raw),
+		receivedAt: new Date().toISOString(),
+		value: unwrapPayload(parsed.body) as IDataObject,
+	};
+	if (options.includeRawBody === true) json.rawBody = raw.toString('utf8');
+	const item: INodeExecutionData = { json };
+
+	respond(this, { status: 200, body: { received: true } });
+	return { noWebhookResponse: true, workflowData: [[item]] };
+}

@@ -1,0 +1,521 @@
+/**
+ * The trigger's subscriptions on the clinic's webhook service, following the workflow's
+ * life (n8n calls these from `webhookMethods.default`):
+ *
+ * - `create` lists what already points at this node's address first, keeps what it can
+ *   prove is its own (id and secret in static data), removes the rest, then subscribes
+ *   each missing event with its own secret. If one subscription fails it removes what
+ *   this attempt holds and throws: n8n 1.x would otherwise orphan them, and a half-active
+ *   trigger silently misses events.
+ * - `checkExists` is true only when every selected event has a live subscription at this
+ *   node's address whose id and secret are stored, and nothing else points there. It
+ *   never deletes: a false answer makes n8n call `create`, which cleans up.
+ * - `delete` removes every stored subscription (404 counts as removed) and sweeps what is
+ *   still live at this node's address.
+ *
+ * Static data of the node holds `{[eventKey]: {id, secret, topic}}`. Secrets never reach
+ * errors or logs.
+ */
+import { randomBytes } from 'node:crypto';
+
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, INode, JsonObject } from 'n8n-workflow';
+
+import { EVENTS, findEvent, fullTopic } from '../shared/catalog';
+import type { CatalogEvent } from '../shared/catalog';
+import { ClinicClient } from '../shared/transport';
+import type { IntegrationCredentialType } from '../shared/transport';
+
+/** Query parameter of the callback URL that names the event (the body does not). */
+export const EVENT_QUERY_PARAMETER = 'event';
+
+export interface StoredSubscription {
+	id: number | string;
+	secret: string;
+	/** Full topic, e.g. `clinic-38729.patient`, so deliveries need no credential lookup. */
+	topic: string;
+}
+
+/** A subscription as GET /webhooks lists it. */
+export interface RemoteSubscription {
+	id: number | string;
+	url?: string;
+	event_topic?: string;
+	event_name?: string;
+	status?: string;
+	deleted_at?: string | null;
+	authentication_data?: { secret?: string };
+}
+
+// ---- static data ------------------------------------------------------------------
+
+function isStoredSubscription(value: unknown): value is StoredSubscription {
+	if (!value || typeof value !== 'object') return false;
+	const record = value as Record<string, unknown>;
+	return (
+		(typeof record.id === 'number' || (typeof record.id === 'string' && record.id !== '')) &&
+		typeof record.secret === 'string' &&
+		record.secret !== ''
+	);
+}
+
+/** The subscriptions stored in the node's static data, by event key. */
+export function storedSubscriptions(staticData: IDataObject): Map<string, StoredSubscription> {
+	const stored = new Map<string, StoredSubscription>();
+	for (const [key, value] of Object.entries(staticData)) {
+		if (findEvent(key) && isStoredSubscription(value)) {
+			stored.set(key, { id: value.id, secret: value.secret, topic: typeof value.topic === 'string' ? value.topic : '' });
+		}
+	}
+	return stored;
+}
+
+export function storeSubscription(staticData: IDataObject, key: string, entry: StoredSubscription): void {
+	staticData[key] = { id: entry.id, secret: entry.secret, topic: entry.topic };
+}
+
+export function forgetSubscription(staticData: IDataObject, key: string): void {
+	delete staticData[key];
+}
+
+// ---- callback addresses -----------------------------------------------------------
+
+/** The address registered for one event: the node's webhook URL with `?event=<key>`. */
+export function callbackUrl(webhookUrl: string, eventKey: string): string {
+	const url = new URL(webhookUrl);
+	url.searchParams.set(EVENT_QUERY_PARAMETER, eventKey);
+	return url.toString();
+}
+
+/** Origin and path of an address, without query or fragment; '' when it is not a URL. */
+export function addressOf(url: string | undefined): string {
+	if (!url) return '';
+	try {
+		const parsed = new URL(url);
+		return `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, '');
+	} catch {
+		return '';
+	}
+}
+
+/** Path of an address ('' when it is not a URL): the same for one node whatever host n8n is reached by. */
+export function pathOf(url: string | undefined): string {
+	if (!url) return '';
+	try {
+		return new URL(url).pathname.replace(/\/+$/, '');
+	} catch {
+		return '';
+	}
+}
+
+/** The event key a callback address names, or ''. */
+export function eventKeyOfUrl(url: string | undefined): string {
+	if (!url) return '';
+	try {
+		return new URL(url).searchParams.get(EVENT_QUERY_PARAMETER) ?? '';
+	} catch {
+		return '';
+	}
+}
+
+export function isSecureUrl(url: string): boolean {
+	try {
+		return new URL(url).protocol === 'https:';
+	} catch {
+		return false;
+	}
+}
+
+/** Live = enabled and not deleted (a subscription the service still delivers to). */
+export function isLive(subscription: RemoteSubscription): boolean {
+	const status = subscription.status;
+	return (status === undefined || status === 'enabled') && !subscription.deleted_at;
+}
+
+/**
+ * The catalog event a listed subscription is for, when its address, topic and event name
+ * all agree; undefined otherwise.
+ */
+export function eventOfSubscription(subscription: RemoteSubscription, topicPrefix: string): CatalogEvent | undefined {
+	const event = findEvent(eventKeyOfUrl(subscription.url));
+	if (!event) return undefined;
+	if (subscription.event_name !== event.name) return undefined;
+	if (subscription.event_topic !== fullTopic(topicPrefix, event.suffix)) return undefined;
+	return event;
+}
+
+/** False only when the service lists a secret and it is not the stored one. */
+function secretAgrees(subscription: RemoteSubscription, stored: StoredSubscription): boolean {
+	const listed = subscription.authentication_data?.secret;
+	return typeof listed !== 'string' || listed === stored.secret;
+}
+
+function sameId(a: number | string, b: number | string): boolean {
+	return String(a) === String(b);
+}
+
+// ---- requests ---------------------------------------------------------------------
+
+function httpCodeOf(error: unknown): string {
+	const code = (error as { httpCode?: unknown } | null)?.httpCode;
+	return typeof code === 'string' ? code : '';
+}
+
+function messageOf(error: unknown): string {
+	const message = (error as { message?: unknown } | null)?.message;
+	return typeof message === 'string' && message ? message : 'unknown error';
+}
+
+function descriptionOf(error: unknown): string {
+	const description = (error as { description?: unknown } | null)?.description;
+	return typeof description === 'string' ? description : '';
+}
+
+function newSecret(): string {
+	return randomBytes(32).toString('hex');
+}
+
+/** The id in the (undocumented) answer to POST /webhooks: `{webhook: {id}}`, `{id}` or `{data: {id}}`. */
+export function idFromCreateAnswer(answer: unknown): number | string | undefined {
+	if (!answer || typeof answer !== 'object') return undefined;
+	const record = answer as Record<string, unknown>;
+	for (const candidate of [record.webhook, record.data, record]) {
+		if (candidate && typeof candidate === 'object') {
+			const id = (candidate as Record<string, unknown>).id;
+			if (typeof id === 'number' || (typeof id === 'string' && id !== '')) return id;
+		}
+	}
+	return undefined;
+}
+
+class Subscriptions {
+	constructor(
+		private readonly client: ClinicClient,
+		private readonly node: INode,
+	) {}
+
+	async list(): Promise<RemoteSubscription[]> {
+		const answer = await this.client.request<unknown>({
+			host: 'webhooks',
+			method: 'GET',
+			path: '/webhooks',
+			auth: 'integration',
+			subject: 'The webhook subscription list',
+		});
+		const list = Array.isArray(answer) ? answer : (answer as { webhooks?: unknown } | null)?.webhooks;
+		if (!Array.isArray(list)) {
+			throw new NodeApiError(this.node, { message: 'Unexpected answer to GET /webhooks' } as JsonObject, {
+				message: 'The webhook service answered the subscription list in an unexpected shape',
+				description: 'Expected {"webhooks": [...]}. Check the Webhook Service Base URL of the credential.',
+			});
+		}
+		return list.filter(
+			(item): item is RemoteSubscription =>
+				!!item && typeof item === 'object' && ['number', 'string'].includes(typeof (item as RemoteSubscription).id),
+		);
+	}
+
+	/** Removes one subscription; true when removed now, false when it was already gone (404). */
+	async remove(id: number | string): Promise<boolean> {
+		try {
+			await this.client.request({
+				host: 'webhooks',
+				method: 'DELETE',
+				path: `/webhooks/${encodeURIComponent(String(id))}`,
+				body: {},
+				auth: 'integration',
+				subject: `Webhook subscription ${String(id)}`,
+			});
+			return true;
+		} catch (error) {
+			if (httpCodeOf(error) === '404') return false;
+			throw new NodeApiError(this.node, { message: messageOf(error) } as JsonObject, {
+				message: `Could not remove webhook subscription ${String(id)}: ${messageOf(error)}`,
+				description: descriptionOf(error),
+				httpCode: httpCodeOf(error) || undefined,
+			});
+		}
+	}
+
+	async create(event: CatalogEvent, url: string, topic: string, secret: string): Promise<number | string> {
+		const answer = await this.client.request<unknown>({
+			host: 'webhooks',
+			method: 'POST',
+			path: '/webhooks',
+			body: { url, topic, event_name: event.name, authentication_data: { secret } },
+			auth: 'integration',
+			subject: `The subscription to ${event.label}`,
+		});
+		const id = idFromCreateAnswer(answer);
+		if (id !== undefined) return id;
+		// The answer body is not documented: find the new subscription by address, topic and secret.
+		const created = (await this.list())
+			.filter(
+				(s) =>
+					isLive(s) &&
+					s.url === url &&
+					s.event_topic === topic &&
+					s.event_name === event.name &&
+					(s.authentication_data?.secret === undefined || s.authentication_data.secret === secret),
+			)
+			.pop();
+		if (created) return created.id;
+		throw new NodeApiError(this.node, { message: 'Subscription id not found' } as JsonObject, {
+			message: 'The webhook service accepted the subscription but did not say its id, and it is not in the list',
+		});
+	}
+}
+
+// ---- the lifecycle ----------------------------------------------------------------
+
+interface Setup {
+	node: INode;
+	client: ClinicClient;
+	subscriptions: Subscriptions;
+	staticData: IDataObject;
+	/** The node's webhook URL (production or test), without query. */
+	webhookUrl: string;
+	address: string;
+}
+
+function readSetup(ctx: IHookFunctions): Setup {
+	const node = ctx.getNode();
+	const authentication = ctx.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
+	const webhookUrl = ctx.getNodeWebhookUrl('default') ?? '';
+	const client = new ClinicClient(ctx, authentication);
+	return {
+		node,
+		client,
+		subscriptions: new Subscriptions(client, node),
+		staticData: ctx.getWorkflowStaticData('node'),
+		webhookUrl,
+		address: addressOf(webhookUrl),
+	};
+}
+
+function allowsInsecureUrl(ctx: IHookFunctions): boolean {
+	const options = ctx.getNodeParameter('options', {}) as IDataObject;
+	return options.allowInsecureUrl === true;
+}
+
+/** The selected events; unknown keys (from an older catalog) are reported by `create`. */
+function selectedEventKeys(ctx: IHookFunctions): string[] {
+	const value = ctx.getNodeParameter('events', []) as unknown;
+	const keys = Array.isArray(value) ? value.map(String) : [];
+	return [...new Set(keys)];
+}
+
+async function topicPrefixOf(setup: Setup): Promise<string> {
+	return (await setup.client.integrationSettings()).topicPrefix;
+}
+
+function checkAddress(ctx: IHookFunctions, setup: Setup): void {
+	if (!setup.address) {
+		throw new NodeOperationError(setup.node, 'n8n gave this trigger no webhook address', {
+			description: "Set n8n's WEBHOOK_URL to the public https:// address of this n8n and restart it.",
+		});
+	}
+	if (!isSecureUrl(setup.webhookUrl) && !allowsInsecureUrl(ctx)) {
+		throw new NodeOperationError(
+			setup.node,
+			`The clinic webhook service needs an HTTPS address to send events to, and this trigger's address is ${setup.address}`,
+			{
+				description:
+					"Set n8n's WEBHOOK_URL environment variable to a public https:// address that reaches this n8n (for example through a reverse proxy or a tunnel) and restart n8n. For local tests with the clinic simulator, tick \"Allow Insecure URL\" under Options.",
+			},
+		);
+	}
+}
+
+function selectedEvents(node: INode, keys: string[]): CatalogEvent[] {
+	if (keys.length === 0) {
+		throw new NodeOperationError(node, 'No events selected', {
+			description: 'Pick at least one event under "Events".',
+		});
+	}
+	return keys.map((key) => {
+		const event = findEvent(key);
+		if (!event) {
+			throw new NodeOperationError(node, `Unknown event "${key}"`, {
+				description: `Pick the event again under "Events". Known events: ${EVENTS.map((e) => e.key).join(', ')}`,
+			});
+		}
+		return event;
+	});
+}
+
+export async function checkExists(this: IHookFunctions): Promise<boolean> {
+	const setup = readSetup(this);
+	if (!setup.address || (!isSecureUrl(setup.webhookUrl) && !allowsInsecureUrl(this))) return false;
+	const keys = selectedEventKeys(this);
+	if (keys.length === 0 || keys.some((key) => !findEvent(key))) return false;
+	const stored = storedSubscriptions(setup.staticData);
+	if (stored.size !== keys.length || keys.some((key) => !stored.has(key))) return false;
+
+	const topicPrefix = await topicPrefixOf(setup);
+	if (!topicPrefix) return false;
+	const ours = (await setup.subscriptions.list()).filter((s) => isLive(s) && addressOf(s.url) === setup.address);
+	// Anything else at our address (a copy, an old secret) is for `create` to clean up.
+	if (ours.length !== keys.length) return false;
+
+	const found = new Map<string, StoredSubscription>();
+	for (const key of keys) {
+		const entry = stored.get(key) as StoredSubscription;
+		const match = ours.find(
+			(s) => sameId(s.id, entry.id) && eventOfSubscription(s, topicPrefix)?.key === key && secretAgrees(s, entry),
+		);
+		if (!match) return false;
+		found.set(key, { ...entry, topic: match.event_topic as string });
+	}
+	for (const [key, entry] of found) storeSubscription(setup.staticData, key, entry);
+	return true;
+}
+
+export async function create(this: IHookFunctions): Promise<boolean> {
+	const setup = readSetup(this);
+	checkAddress(this, setup);
+	const events = selectedEvents(setup.node, selectedEventKeys(this));
+	const topicPrefix = await topicPrefixOf(setup);
+	if (!topicPrefix) {
+		throw new NodeOperationError(setup.node, 'The credential has no Topic Prefix', {
+			description:
+				'Add the topic prefix assigned to your organisation (the part before the dot, e.g. clinic-38729) to the Clinic credential.',
+		});
+	}
+	const { subscriptions, staticData } = setup;
+	const stored = storedSubscriptions(staticData);
+	const selected = new Set(events.map((e) => e.key));
+
+	// 1. Keep what is provably ours; remove everything else at our address, and our stored
+	//    ids at the same path on another host (n8n's WEBHOOK_URL changed). Stored ids at
+	//    another path are only forgotten: in test mode that is the production trigger's.
+	const all = await subscriptions.list();
+	const kept = new Map<string, StoredSubscription>();
+	const toRemove: RemoteSubscription[] = [];
+	const ourPath = pathOf(setup.webhookUrl);
+	for (const subscription of all.filter(isLive)) {
+		if (addressOf(subscription.url) !== setup.address) {
+			const storedHere = [...stored.values()].some((entry) => sameId(entry.id, subscription.id));
+			if (storedHere && pathOf(subscription.url) === ourPath) toRemove.push(subscription);
+			continue;
+		}
+		const event = eventOfSubscription(subscription, topicPrefix);
+		const entry = event ? stored.get(event.key) : undefined;
+		if (
+			event &&
+			entry &&
+			selected.has(event.key) &&
+			!kept.has(event.key) &&
+			sameId(entry.id, subscription.id) &&
+			secretAgrees(subscription, entry)
+		) {
+			kept.set(event.key, { ...entry, topic: subscription.event_topic as string });
+		} else {
+			toRemove.push(subscription);
+		}
+	}
+	for (const subscription of toRemove) await subscriptions.remove(subscription.id);
+	for (const key of stored.keys()) if (!kept.has(key)) forgetSubscription(staticData, key);
+	for (const [key, entry] of kept) storeSubscription(staticData, key, entry);
+
+	// 2. Subscribe each missing event with its own secret, storing as we go.
+	for (const event of events) {
+		if (kept.has(event.key)) continue;
+		const secret = newSecret();
+		const topic = fullTopic(topicPrefix, event.suffix);
+		try {
+			const id = await subscriptions.create(event, callbackUrl(setup.webhookUrl, event.key), topic, secret);
+			storeSubscription(staticData, event.key, { id, secret, topic });
+		} catch (error) {
+			const leftovers = await rollBack(setup);
+			throw subscribeError(setup.node, event, error, leftovers);
+		}
+	}
+	return true;
+}
+
+/**
+ * Removes every subscription this attempt holds (stored ones and anything live at our
+ * address, which covers a POST whose answer was lost). Returns the ids that could not be
+ * removed; they stay in static data so `delete` can try again.
+ */
+async function rollBack(setup: Setup): Promise<string[]> {
+	const { subscriptions, staticData } = setup;
+	const failed: string[] = [];
+	for (const [key, entry] of storedSubscriptions(staticData)) {
+		try {
+			await subscriptions.remove(entry.id);
+			forgetSubscription(staticData, key);
+		} catch {
+			failed.push(String(entry.id));
+		}
+	}
+	try {
+		const stray = (await subscriptions.list()).filter(
+			(s) => isLive(s) && addressOf(s.url) === setup.address && !failed.includes(String(s.id)),
+		);
+		for (const subscription of stray) {
+			try {
+				await subscriptions.remove(subscription.id);
+			} catch {
+				failed.push(String(subscription.id));
+			}
+		}
+	} catch {
+		// The list itself failed: the stored ids above were all this attempt knew of.
+	}
+	return failed;
+}
+
+function subscribeError(node: INode, event: CatalogEvent, error: unknown, leftovers: string[]): NodeApiError {
+	const message = `Could not subscribe to "${event.label}": ${messageOf(error)}`;
+	const cleanup = leftovers.length
+		? `Subscription(s) ${leftovers.join(', ')} could not be removed; n8n will try again when the workflow is deactivated, or remove them with the Clinic node.`
+		: 'The subscriptions made for this trigger were removed again, so it is not half-active.';
+	const description = [descriptionOf(error), cleanup].filter(Boolean).join(' ');
+	const httpCode = httpCodeOf(error) || undefined;
+	return new NodeApiError(node, { message, description, ...(httpCode ? { httpCode } : {}) } as JsonObject, {
+		message,
+		description,
+		httpCode,
+	});
+}
+
+export async function deleteSubscriptions(this: IHookFunctions): Promise<boolean> {
+	const setup = readSetup(this);
+	const { subscriptions, staticData } = setup;
+	const errors: unknown[] = [];
+	for (const [key, entry] of storedSubscriptions(staticData)) {
+		try {
+			await subscriptions.remove(entry.id);
+			forgetSubscription(staticData, key);
+		} catch (error) {
+			errors.push(error);
+		}
+	}
+	if (setup.address) {
+		try {
+			const stray = (await subscriptions.list()).filter((s) => isLive(s) && addressOf(s.url) === setup.address);
+			for (const subscription of stray) {
+				try {
+					await subscriptions.remove(subscription.id);
+				} catch (error) {
+					errors.push(error);
+				}
+			}
+		} catch (error) {
+			errors.push(error);
+		}
+	}
+	if (errors.length > 0) {
+		const first = errors[0];
+		const message = `Could not remove every webhook subscription of this trigger: ${messageOf(first)}`;
+		const description = `${errors.length} problem(s). ${descriptionOf(first)} The ones not removed stay recorded, and n8n tries again the next time the workflow is activated or deactivated.`.trim();
+		throw new NodeApiError(setup.node, { message, description } as JsonObject, {
+			message,
+			description,
+			httpCode: httpCodeOf(first) || undefined,
+		});
+	}
+	return true;
+}

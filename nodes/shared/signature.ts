@@ -1,0 +1,96 @@
+/**
+ * Checks that a webhook delivery comes from the clinic service. Every comparison is
+ * constant-time and works on the raw bytes received, never on re-serialised JSON.
+ * Nothing here logs or returns a secret.
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+
+/** How a delivery proves where it comes from. */
+export type VerificationMode = 'hmacSha256' | 'secretEquals' | 'none';
+
+export const VERIFICATION_MODES: readonly VerificationMode[] = ['hmacSha256', 'secretEquals', 'none'];
+
+/** Header the service puts the signature in; matched in any letter case. */
+export const DEFAULT_SIGNATURE_HEADER = 'signature';
+
+export type VerificationResult =
+	| { ok: true }
+	| { ok: false; reason: 'missingHeader' | 'mismatch' | 'noSecret' };
+
+/** Hex HMAC-SHA256 of the bytes, keyed with the secret: what the service sends in `signature`. */
+export function hmacSha256Hex(secret: string, body: Buffer): string {
+	return createHmac('sha256', secret).update(body).digest('hex');
+}
+
+export function sha256Hex(data: Buffer | string): string {
+	return createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * Compares a received hex signature with the expected one in constant time.
+ * Letter case of the hex digits does not matter; anything that is not 64 hex digits fails.
+ */
+export function hexSignatureMatches(expectedHex: string, receivedHex: string): boolean {
+	const received = receivedHex.trim();
+	if (!/^[0-9a-f]{64}$/i.test(received) || !/^[0-9a-f]{64}$/i.test(expectedHex)) return false;
+	return timingSafeEqual(Buffer.from(expectedHex, 'hex'), Buffer.from(received, 'hex'));
+}
+
+/**
+ * Compares two strings in constant time whatever their lengths: both are hashed first,
+ * so neither the length nor the content of the secret leaks through timing.
+ */
+export function constantTimeEquals(expected: string, received: string): boolean {
+	const a = createHash('sha256').update(expected, 'utf8').digest();
+	const b = createHash('sha256').update(received, 'utf8').digest();
+	return timingSafeEqual(a, b);
+}
+
+/**
+ * The value of a request header by name, in any letter case. Node lower-cases incoming
+ * header names; a repeated header counts by its first value.
+ */
+export function headerValue(
+	headers: Record<string, string | string[] | undefined>,
+	name: string,
+): string | undefined {
+	const wanted = name.trim().toLowerCase();
+	if (!wanted) return undefined;
+	for (const [key, value] of Object.entries(headers)) {
+		if (key.toLowerCase() !== wanted) continue;
+		const first = Array.isArray(value) ? value[0] : value;
+		if (typeof first === 'string') return first;
+	}
+	return undefined;
+}
+
+export interface VerificationInput {
+	mode: VerificationMode;
+	rawBody: Buffer;
+	headers: Record<string, string | string[] | undefined>;
+	/** Header to read, any letter case; default `signature`. */
+	headerName?: string;
+	/** The subscription's secret; undefined when none is stored. */
+	secret: string | undefined;
+}
+
+/** Verifies one delivery as the chosen mode says. */
+export function verifyDelivery(input: VerificationInput): VerificationResult {
+	if (input.mode === 'none') return { ok: true };
+	if (!input.secret) return { ok: false, reason: 'noSecret' };
+	const received = headerValue(input.headers, input.headerName || DEFAULT_SIGNATURE_HEADER);
+	if (received === undefined || received.trim() === '') return { ok: false, reason: 'missingHeader' };
+	if (input.mode === 'secretEquals') {
+		return constantTimeEquals(input.secret, received.trim()) ? { ok: true } : { ok: false, reason: 'mismatch' };
+	}
+	const expected = hmacSha256Hex(input.secret, input.rawBody);
+	return hexSignatureMatches(expected, received) ? { ok: true } : { ok: false, reason: 'mismatch' };
+}
+
+/**
+ * Identifies a delivery across processes and restarts: the same event with the same
+ * bytes always gets the same id, so n8n's Remove Duplicates node can use it.
+ */
+export function deliveryIdOf(eventKey: string, rawBody: Buffer): string {
+	return createHash('sha256').update(eventKey, 'utf8').update('\n').update(rawBody).digest('hex');
+}

@@ -1,0 +1,60 @@
+import { ClinicTrigger } from '../../nodes/ClinicTrigger/ClinicTrigger.node';
+import { EVENTS } from '../../nodes/shared/catalog';
+
+const description = new ClinicTrigger().description;
+
+function property(name: string) {
+	const found = description.properties.find((p) => p.name === name);
+	if (!found) throw new Error(`no property ${name}`);
+	return found;
+}
+
+describe('Clinic Trigger description', () => {
+	it('is a webhook trigger with no inputs and one POST webhook answered on receipt', () => {
+		expect(description.name).toBe('clinicTrigger');
+		expect(description.displayName).toBe('Clinic Trigger');
+		expect(description.group).toEqual(['trigger']);
+		expect(description.inputs).toEqual([]);
+		expect(description.outputs).toEqual(['main']);
+		expect(description.icon).toEqual({ light: 'file:clinic.svg', dark: 'file:clinic.dark.svg' });
+		expect(description.webhooks).toEqual([{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'webhook' }]);
+	});
+
+	it('offers both integration credentials, each required under its own choice', () => {
+		expect(description.credentials).toEqual([
+			{ name: 'clinicApi', required: true, displayOptions: { show: { authentication: ['clinicApi'] } } },
+			{ name: 'clinicRefreshTokenApi', required: true, displayOptions: { show: { authentication: ['clinicRefreshTokenApi'] } } },
+		]);
+		const authentication = property('authentication');
+		expect(authentication.options?.map((o) => (o as { value: string }).value)).toEqual(['clinicApi', 'clinicRefreshTokenApi']);
+	});
+
+	it('lists every catalog event once, keyed <suffix>:<name>, labelled by topic with the exact spelling', () => {
+		const options = (property('events').options ?? []) as Array<{ name: string; value: string }>;
+		expect(options.map((o) => o.value).sort()).toEqual(EVENTS.map((e) => e.key).sort());
+		const byValue = new Map(options.map((o) => [o.value, o.name]));
+		expect(byValue.get('consultation:consultation-finished')).toBe('Consultation: consultation-finished');
+		expect(byValue.get('consultation-schedule:consultation-schedule-create')).toBe(
+			'Appointment (Consultation Schedule): consultation-schedule-create',
+		);
+		expect(byValue.get('prescription:prescription-cancel')).toBe('Prescription: prescription-cancel');
+		expect(byValue.get('account:created')).toBe('Account: created');
+	});
+
+	it('verification defaults to HMAC-SHA256 in the `signature` header; "none" carries a warning', () => {
+		const options = property('options').options as Array<{ name: string; default: unknown; options?: Array<{ value: string; description?: string }> }>;
+		const verification = options.find((o) => o.name === 'verification');
+		expect(verification?.default).toBe('hmacSha256');
+		expect(verification?.options?.find((o) => o.value === 'none')?.description).toMatch(/^Warning:/);
+		expect(options.find((o) => o.name === 'signatureHeader')?.default).toBe('signature');
+		expect(options.find((o) => o.name === 'allowInsecureUrl')?.default).toBe(false);
+		expect(options.find((o) => o.name === 'includeRawBody')?.default).toBe(false);
+		expect(options.find((o) => o.name === 'maxBodySizeKb')?.default).toBe(1024);
+	});
+
+	it('implements the whole webhook lifecycle', () => {
+		const node = new ClinicTrigger();
+		expect(Object.keys(node.webhookMethods.default).sort()).toEqual(['checkExists', 'create', 'delete']);
+		expect(typeof node.webhook).toBe('function');
+	});
+});

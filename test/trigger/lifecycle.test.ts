@@ -1,0 +1,446 @@
+/**
+ * The trigger's subscriptions follow the workflow's life, against the simulator's
+ * webhook service, through n8n-core's HookContext (test/helpers/trigger.ts).
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { activateTrigger, runTriggerHook, TRIGGER_WEBHOOK_ID } from '../helpers/trigger';
+import type { HookResult, TriggerOptions } from '../helpers/trigger';
+import { SecretCollector, findLeaks } from '../helpers/secrets';
+import { startSimulator } from '../simulator';
+import type { Simulator } from '../simulator';
+import {
+	CONSULTATION_FINISHED,
+	PATIENT_CREATED,
+	SCHEDULE_CREATE,
+	TWR_JOINED,
+	credentialsFor,
+	live,
+	serviceCall,
+	startRefusingProxy,
+} from './support';
+
+let sim: Simulator;
+
+beforeAll(async () => {
+	sim = await startSimulator({ allowHttpCallbacks: true });
+});
+
+afterAll(async () => {
+	await sim.close();
+});
+
+beforeEach(() => sim.reset());
+
+const THREE = [PATIENT_CREATED, CONSULTATION_FINISHED, SCHEDULE_CREATE];
+const PRODUCTION_URL = `https://n8n.example.test/webhook/${TRIGGER_WEBHOOK_ID}/webhook`;
+
+function options(overrides: Partial<TriggerOptions> = {}): TriggerOptions {
+	return {
+		parameters: { authentication: 'clinicApi', events: THREE, options: {} },
+		credentials: credentialsFor(sim),
+		...overrides,
+	};
+}
+
+/** Subscription secrets in static data, plus the credential's password and tokens. */
+function secretsOf(result: HookResult): string[] {
+	const subscriptionSecrets = Object.values(result.nodeStaticData).map((entry) => String((entry as IDataObject).secret));
+	return [...new SecretCollector().addFromStore(result.store).list(), ...subscriptionSecrets];
+}
+
+function nodeData(staticData: IDataObject): IDataObject {
+	return (staticData['node:Clinic Trigger'] as IDataObject | undefined) ?? {};
+}
+
+describe('activation (create)', () => {
+	it('N events -> N subscriptions, each with its own secret, ?event= address and full topic', async () => {
+		const activated = await activateTrigger(options());
+		expect(activated.error).toBeUndefined();
+		expect(activated.created).toBe(true);
+		expect(activated.result).toBe(true);
+
+		const subscriptions = live(sim);
+		expect(subscriptions).toHaveLength(3);
+		expect(subscriptions.map((s) => [s.event_topic, s.event_name, s.url])).toEqual([
+			['clinic-38729.patient', 'patient-created', `${PRODUCTION_URL}?event=patient%3Apatient-created`],
+			['clinic-38729.consultation', 'consultation-finished', `${PRODUCTION_URL}?event=consultation%3Aconsultation-finished`],
+			[
+				'clinic-38729.consultation-schedule',
+				'consultation-schedule-create',
+				`${PRODUCTION_URL}?event=consultation-schedule%3Aconsultation-schedule-create`,
+			],
+		]);
+		const secrets = subscriptions.map((s) => s.authentication_data.secret);
+		expect(new Set(secrets).size).toBe(3);
+		for (const secret of secrets) expect(secret).toMatch(/^[0-9a-f]{64}$/);
+
+		// Static data holds id, secret and topic per event, and n8n saves it.
+		expect(activated.staticDataChanged).toBe(true);
+		expect(activated.nodeStaticData).toEqual({
+			[PATIENT_CREATED]: { id: subscriptions[0].id, secret: secrets[0], topic: 'clinic-38729.patient' },
+			[CONSULTATION_FINISHED]: { id: subscriptions[1].id, secret: secrets[1], topic: 'clinic-38729.consultation' },
+			[SCHEDULE_CREATE]: { id: subscriptions[2].id, secret: secrets[2], topic: 'clinic-38729.consultation-schedule' },
+		});
+	});
+
+	it('the token travels in the body on POST and as bearer on GET; the log never shows it', async () => {
+		await activateTrigger(options());
+		const calls = sim.log.filter((entry) => entry.host === 'webhooks');
+		expect(calls.map((c) => `${c.method} ${c.path} ${c.tokenPlacement.join(',')} ${c.tokenKind}`)).toEqual([
+			'GET /webhooks header integration',
+			'POST /webhooks body integration',
+			'POST /webhooks body integration',
+			'POST /webhooks body integration',
+		]);
+	});
+
+	it('uses the credential\'s topic prefix', async () => {
+		const other = await startSimulator({ allowHttpCallbacks: true, topicPrefix: 'acme-77' });
+		try {
+			const activated = await activateTrigger(options({ parameters: { authentication: 'clinicApi', events: [TWR_JOINED] }, credentials: credentialsFor(other) }));
+			expect(activated.error).toBeUndefined();
+			expect(other.subscriptions().map((s) => s.event_topic)).toEqual(['acme-77.waiting-room']);
+		} finally {
+			await other.close();
+		}
+	});
+
+	it('no events selected -> refuses, creates nothing', async () => {
+		const created = await runTriggerHook('create', options({ parameters: { authentication: 'clinicApi', events: [] } }));
+		expect(created.error?.message).toBe('No events selected');
+		expect(sim.subscriptions()).toHaveLength(0);
+	});
+
+	it('a credential without topic prefix -> refuses with what to fix', async () => {
+		const credentials = credentialsFor(sim);
+		credentials.clinicApi.topicPrefix = '';
+		const created = await runTriggerHook('create', options({ credentials }));
+		expect(created.error?.message).toBe('The credential has no Topic Prefix');
+		expect(sim.subscriptions()).toHaveLength(0);
+	});
+
+	it('removes subscriptions a failed earlier activation left at our address (no static data)', async () => {
+		const first = await activateTrigger(options());
+		expect(live(sim)).toHaveLength(3);
+		// n8n 1.x: the static data of that activation was never saved.
+		const again = await activateTrigger(options({ store: first.store, staticData: {} }));
+		expect(again.error).toBeUndefined();
+		expect(again.created).toBe(true);
+		const now = live(sim);
+		expect(now).toHaveLength(3);
+		expect(now.map((s) => s.id)).not.toEqual(expect.arrayContaining([1001]));
+		const stored = nodeData(again.staticData);
+		expect(Object.values(stored).map((entry) => (entry as IDataObject).id).sort()).toEqual(now.map((s) => s.id).sort());
+	});
+
+	it('keeps (adopts) its own subscriptions whose secret is stored, re-creates only what is missing', async () => {
+		const first = await activateTrigger(options());
+		const [patient, consultation, schedule] = live(sim);
+		await serviceCall(sim, 'DELETE', `/webhooks/${consultation.id}`);
+
+		const created = await runTriggerHook('create', options({ store: first.store, staticData: first.staticData }));
+		expect(created.error).toBeUndefined();
+		const now = live(sim);
+		expect(now.map((s) => s.id)).toEqual([patient.id, schedule.id, expect.any(Number)]);
+		expect(now[2].event_name).toBe('consultation-finished');
+		expect(nodeData(created.staticData)[PATIENT_CREATED]).toEqual(nodeData(first.staticData)[PATIENT_CREATED]);
+		expect((nodeData(created.staticData)[CONSULTATION_FINISHED] as IDataObject).id).toBe(now[2].id);
+	});
+
+	it('an event no longer selected: its subscription is removed and forgotten', async () => {
+		const first = await activateTrigger(options());
+		const created = await runTriggerHook(
+			'create',
+			options({ parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED] }, store: first.store, staticData: first.staticData }),
+		);
+		expect(created.error).toBeUndefined();
+		expect(live(sim).map((s) => s.event_name)).toEqual(['patient-created']);
+		expect(Object.keys(nodeData(created.staticData))).toEqual([PATIENT_CREATED]);
+	});
+
+	it('a stored subscription at an old address (WEBHOOK_URL changed) is removed, the new address subscribed', async () => {
+		const first = await activateTrigger(options());
+		const moved = await activateTrigger(
+			options({ store: first.store, staticData: first.staticData, webhookUrl: `https://new.example.test/webhook/${TRIGGER_WEBHOOK_ID}/webhook` }),
+		);
+		expect(moved.error).toBeUndefined();
+		expect(moved.created).toBe(true);
+		const now = live(sim);
+		expect(now).toHaveLength(3);
+		for (const s of now) expect(s.url.startsWith('https://new.example.test/')).toBe(true);
+	});
+});
+
+describe('checkExists', () => {
+	it('after an n8n restart (same static data): true, and nothing is subscribed twice', async () => {
+		const first = await activateTrigger(options());
+		const before = sim.subscriptions().map((s) => ({ ...s }));
+		sim.clearLog();
+
+		const restarted = await activateTrigger(options({ staticData: first.staticData }));
+		expect(restarted.error).toBeUndefined();
+		expect(restarted.result).toBe(true);
+		expect(restarted.created).toBe(false);
+		expect(sim.subscriptions()).toEqual(before);
+		expect(sim.log.filter((entry) => entry.host === 'webhooks').map((e) => e.method)).toEqual(['GET']);
+		expect(nodeData(restarted.staticData)).toEqual(nodeData(first.staticData));
+	});
+
+	it('one subscription deleted behind our back -> false; never deletes anything itself', async () => {
+		const first = await activateTrigger(options());
+		const id = live(sim)[1].id;
+		expect((await serviceCall(sim, 'DELETE', `/webhooks/${id}`)).status).toBe(200);
+		sim.clearLog();
+
+		const checked = await runTriggerHook('checkExists', options({ staticData: first.staticData }));
+		expect(checked.result).toBe(false);
+		expect(sim.log.filter((entry) => entry.method !== 'GET')).toEqual([]);
+		expect(live(sim)).toHaveLength(2);
+	});
+
+	it('false when a secret is not stored (static data lost)', async () => {
+		await activateTrigger(options());
+		const checked = await runTriggerHook('checkExists', options({ staticData: {} }));
+		expect(checked.result).toBe(false);
+		expect(live(sim)).toHaveLength(3);
+	});
+
+	it('false when the service holds another secret than the stored one', async () => {
+		const first = await activateTrigger(options());
+		live(sim)[0].authentication_data.secret = 'f'.repeat(64);
+		const checked = await runTriggerHook('checkExists', options({ staticData: first.staticData }));
+		expect(checked.result).toBe(false);
+	});
+
+	it('false when an extra subscription points at our address (a copy left by someone)', async () => {
+		const first = await activateTrigger(options());
+		const copy = live(sim)[0];
+		const made = await serviceCall(sim, 'POST', '/webhooks', {
+			url: copy.url,
+			topic: copy.event_topic,
+			event_name: copy.event_name,
+			authentication_data: { secret: 'e'.repeat(64) },
+		});
+		expect(made.status).toBe(201);
+		const checked = await runTriggerHook('checkExists', options({ staticData: first.staticData }));
+		expect(checked.result).toBe(false);
+		// ... and create then cleans it up.
+		const created = await runTriggerHook('create', options({ staticData: first.staticData }));
+		expect(created.error).toBeUndefined();
+		expect(live(sim).map((s) => s.id).sort()).toEqual([1001, 1002, 1003]);
+		expect(created.nodeStaticData).toEqual(nodeData(first.staticData));
+	});
+
+	it('false when the selection changed', async () => {
+		const first = await activateTrigger(options());
+		const more = await runTriggerHook(
+			'checkExists',
+			options({ parameters: { authentication: 'clinicApi', events: [...THREE, TWR_JOINED] }, staticData: first.staticData }),
+		);
+		expect(more.result).toBe(false);
+		const fewer = await runTriggerHook(
+			'checkExists',
+			options({ parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED] }, staticData: first.staticData }),
+		);
+		expect(fewer.result).toBe(false);
+	});
+});
+
+describe('deactivation (delete)', () => {
+	it('removes every subscription, clears static data, answers true', async () => {
+		const first = await activateTrigger(options());
+		const deleted = await runTriggerHook('delete', options({ staticData: first.staticData }));
+		expect(deleted.error).toBeUndefined();
+		expect(deleted.result).toBe(true);
+		expect(live(sim)).toHaveLength(0);
+		expect(deleted.nodeStaticData).toEqual({});
+		expect(deleted.staticDataChanged).toBe(true);
+	});
+
+	it('a subscription already gone (404) counts as deleted', async () => {
+		const first = await activateTrigger(options());
+		await serviceCall(sim, 'DELETE', `/webhooks/${live(sim)[0].id}`);
+		sim.clearLog();
+		const deleted = await runTriggerHook('delete', options({ staticData: first.staticData }));
+		expect(deleted.error).toBeUndefined();
+		expect(deleted.result).toBe(true);
+		expect(sim.log.filter((e) => e.method === 'DELETE').map((e) => e.status)).toEqual([404, 200, 200]);
+		expect(live(sim)).toHaveLength(0);
+		expect(deleted.nodeStaticData).toEqual({});
+	});
+
+	it('sweeps leftovers at our address that static data does not know of', async () => {
+		await activateTrigger(options());
+		const deleted = await runTriggerHook('delete', options({ staticData: {} }));
+		expect(deleted.result).toBe(true);
+		expect(live(sim)).toHaveLength(0);
+	});
+
+	it('leaves other addresses alone', async () => {
+		const other = await activateTrigger(options({ nodeName: 'Other Trigger', webhookId: '0b6d9a52-57a1-4bde-9a1e-2f3e4c5d6e7f' }));
+		expect(other.error).toBeUndefined();
+		const mine = await activateTrigger(options());
+		await runTriggerHook('delete', options({ staticData: mine.staticData }));
+		expect(live(sim)).toHaveLength(3);
+		for (const s of live(sim)) expect(s.url).toContain('0b6d9a52-57a1-4bde-9a1e-2f3e4c5d6e7f');
+	});
+
+	it('an error other than 404 -> still removes the rest, keeps the failed one recorded, then throws', async () => {
+		const proxy = await startRefusingProxy(sim.webhooksBaseUrl);
+		try {
+			const credentials = credentialsFor(sim, proxy.url);
+			const first = await activateTrigger(options({ credentials }));
+			const [, middle] = live(sim);
+			proxy.refuse({ method: 'DELETE', path: `/webhooks/${middle.id}`, status: 500, body: { error: 'Internal Server Error' } });
+			const deleted = await runTriggerHook('delete', options({ credentials, staticData: first.staticData }));
+			expect(deleted.error?.constructor.name).toBe('NodeApiError');
+			expect(deleted.error?.message).toContain('Could not remove every webhook subscription');
+			expect(live(sim).map((s) => s.id)).toEqual([middle.id]);
+			expect(Object.keys(deleted.nodeStaticData)).toEqual([CONSULTATION_FINISHED]);
+			expect(findLeaks(secretsOf(first), deleted.error)).toEqual([]);
+		} finally {
+			await proxy.close();
+		}
+	});
+});
+
+describe('partial failure rollback', () => {
+	it('the 3rd subscription refused -> the first two removed, static data cleared, NodeApiError names the event', async () => {
+		const proxy = await startRefusingProxy(sim.webhooksBaseUrl);
+		try {
+			proxy.refuse({
+				method: 'POST',
+				path: '/webhooks',
+				nth: 3,
+				status: 422,
+				body: { errors: { event_name: ['is not enabled for this organization'] } },
+			});
+			const activated = await activateTrigger(options({ credentials: credentialsFor(sim, proxy.url) }));
+			expect(activated.error?.constructor.name).toBe('NodeApiError');
+			expect(activated.error?.message).toBe(
+				'Could not subscribe to "Appointment (Consultation Schedule): consultation-schedule-create": The clinic service refused the request: event_name is not enabled for this organization',
+			);
+			expect((activated.error as { description?: string }).description).toContain('removed again');
+			expect(sim.subscriptions()).toHaveLength(2);
+			expect(live(sim)).toHaveLength(0);
+			expect(activated.nodeStaticData).toEqual({});
+			// No subscription secret, password or token in the error.
+			const secrets = [...sim.subscriptions().map((s) => s.authentication_data.secret), ...secretsOf(activated)];
+			expect(findLeaks(secrets, activated.error)).toEqual([]);
+		} finally {
+			await proxy.close();
+		}
+	});
+
+	it('the service unreachable for the 2nd POST -> rollback, nothing left live', async () => {
+		const proxy = await startRefusingProxy(sim.webhooksBaseUrl);
+		try {
+			proxy.refuse({ method: 'POST', path: '/webhooks', nth: 2, status: 503, body: { error: 'Service Unavailable' } });
+			const activated = await activateTrigger(options({ credentials: credentialsFor(sim, proxy.url) }));
+			expect(activated.error?.message).toContain('Could not subscribe to "Consultation: consultation-finished"');
+			expect(live(sim)).toHaveLength(0);
+			// n8n 2.41 retries the activation: it then works and leaves exactly three.
+			const retried = await activateTrigger(
+				options({ credentials: credentialsFor(sim, proxy.url), store: activated.store, staticData: activated.staticData }),
+			);
+			expect(retried.error).toBeUndefined();
+			expect(live(sim)).toHaveLength(3);
+		} finally {
+			await proxy.close();
+		}
+	});
+
+	it('adopted subscriptions are removed too on failure: never half-active', async () => {
+		const proxy = await startRefusingProxy(sim.webhooksBaseUrl);
+		try {
+			const credentials = credentialsFor(sim, proxy.url);
+			const first = await activateTrigger(options({ credentials }));
+			await serviceCall(sim, 'DELETE', `/webhooks/${live(sim)[2].id}`);
+			proxy.refuse({ method: 'POST', path: '/webhooks', status: 500, body: { error: 'boom' } });
+			const created = await runTriggerHook('create', options({ credentials, staticData: first.staticData }));
+			expect(created.error?.message).toContain('Could not subscribe to "Appointment (Consultation Schedule)');
+			expect(live(sim)).toHaveLength(0);
+			expect(created.nodeStaticData).toEqual({});
+		} finally {
+			await proxy.close();
+		}
+	});
+});
+
+describe('callback address guard', () => {
+	const insecure = `http://127.0.0.1:5678/webhook/${TRIGGER_WEBHOOK_ID}/webhook`;
+
+	it('http:// address -> activation fails saying HTTPS is needed and how to set WEBHOOK_URL', async () => {
+		const activated = await activateTrigger(options({ webhookUrl: insecure }));
+		expect(activated.error?.constructor.name).toBe('NodeOperationError');
+		expect(activated.error?.message).toContain('needs an HTTPS address');
+		const description = (activated.error as { description?: string }).description ?? '';
+		expect(description).toContain('WEBHOOK_URL');
+		expect(description).toContain('Allow Insecure URL');
+		expect(sim.log.filter((e) => e.host === 'webhooks')).toHaveLength(0);
+		expect(sim.subscriptions()).toHaveLength(0);
+	});
+
+	it('"Allow Insecure URL" ticked -> http:// is registered (local tests)', async () => {
+		const activated = await activateTrigger(
+			options({ webhookUrl: insecure, parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED], options: { allowInsecureUrl: true } } }),
+		);
+		expect(activated.error).toBeUndefined();
+		expect(live(sim).map((s) => s.url)).toEqual([`${insecure}?event=patient%3Apatient-created`]);
+	});
+});
+
+describe('test mode ("Listen for test event")', () => {
+	it('registers with the /webhook-test/ address and removes it again', async () => {
+		const listening = await activateTrigger(options({ mode: 'manual' }));
+		expect(listening.error).toBeUndefined();
+		expect(listening.webhookUrl).toBe(`https://n8n.example.test/webhook-test/${TRIGGER_WEBHOOK_ID}/webhook`);
+		expect(live(sim)).toHaveLength(3);
+		for (const s of live(sim)) expect(s.url.startsWith(listening.webhookUrl)).toBe(true);
+
+		const stopped = await runTriggerHook('delete', options({ mode: 'manual', staticData: listening.staticData }));
+		expect(stopped.result).toBe(true);
+		expect(live(sim)).toHaveLength(0);
+	});
+
+	it('a test listen beside an active production trigger leaves the production subscriptions alone', async () => {
+		const production = await activateTrigger(options());
+		const listening = await activateTrigger(options({ mode: 'manual' }));
+		expect(live(sim)).toHaveLength(6);
+		await runTriggerHook('delete', options({ mode: 'manual', staticData: listening.staticData }));
+		expect(live(sim).map((s) => s.id)).toEqual(Object.values(nodeData(production.staticData)).map((e) => (e as IDataObject).id));
+	});
+
+	it('even when the test listen starts from the production static data, production stays untouched', async () => {
+		const production = await activateTrigger(options());
+		const productionIds = live(sim).map((s) => s.id);
+		// Fewer events selected in the editor than in the saved, active version.
+		const parameters = { authentication: 'clinicApi', events: [PATIENT_CREATED] };
+		const listening = await activateTrigger(options({ mode: 'manual', parameters, staticData: production.staticData }));
+		expect(listening.error).toBeUndefined();
+		expect(live(sim).map((s) => s.id)).toEqual([...productionIds, expect.any(Number)]);
+		expect(Object.keys(listening.nodeStaticData)).toEqual([PATIENT_CREATED]);
+		await runTriggerHook('delete', options({ mode: 'manual', parameters, staticData: listening.staticData }));
+		expect(live(sim).map((s) => s.id)).toEqual(productionIds);
+	});
+});
+
+describe('refresh-token credential', () => {
+	it('works with the Clinic Refresh Token API credential as well', async () => {
+		const refreshToken = sim.issueRefreshToken(sim.twoFactor.username);
+		const activated = await activateTrigger({
+			parameters: { authentication: 'clinicRefreshTokenApi', events: [PATIENT_CREATED] },
+			credentials: {
+				clinicRefreshTokenApi: {
+					baseUrl: sim.apiBaseUrl,
+					webhookBaseUrl: sim.webhooksBaseUrl,
+					topicPrefix: sim.topicPrefix,
+					refreshToken,
+				},
+			},
+		});
+		expect(activated.error).toBeUndefined();
+		expect(live(sim)).toHaveLength(1);
+	});
+});

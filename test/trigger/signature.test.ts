@@ -1,0 +1,100 @@
+import { createHmac } from 'node:crypto';
+
+import {
+	constantTimeEquals,
+	deliveryIdOf,
+	headerValue,
+	hexSignatureMatches,
+	hmacSha256Hex,
+	verifyDelivery,
+} from '../../nodes/shared/signature';
+
+const secret = 'a'.repeat(64);
+const body = Buffer.from('{"value":{"id":7,"name":"Ana"}}', 'utf8');
+const good = createHmac('sha256', secret).update(body).digest('hex');
+
+describe('signature verification over the raw bytes', () => {
+	it('computes the hex HMAC-SHA256 the service sends', () => {
+		expect(hmacSha256Hex(secret, body)).toBe(good);
+	});
+
+	it('accepts the right signature, in any hex letter case, with stray spaces', () => {
+		expect(verifyDelivery({ mode: 'hmacSha256', rawBody: body, headers: { signature: good }, secret })).toEqual({ ok: true });
+		expect(
+			verifyDelivery({ mode: 'hmacSha256', rawBody: body, headers: { signature: ` ${good.toUpperCase()} ` }, secret }).ok,
+		).toBe(true);
+	});
+
+	it('refuses a signature of other bytes (one changed byte, re-serialised JSON)', () => {
+		const tampered = Buffer.from(body.toString().replace('Ana', 'Anb'));
+		expect(verifyDelivery({ mode: 'hmacSha256', rawBody: tampered, headers: { signature: good }, secret })).toEqual({
+			ok: false,
+			reason: 'mismatch',
+		});
+		const reserialised = Buffer.from(JSON.stringify(JSON.parse(body.toString()), null, 1));
+		expect(verifyDelivery({ mode: 'hmacSha256', rawBody: reserialised, headers: { signature: good }, secret }).ok).toBe(false);
+	});
+
+	it('refuses a signature made with another secret', () => {
+		const other = hmacSha256Hex('b'.repeat(64), body);
+		expect(verifyDelivery({ mode: 'hmacSha256', rawBody: body, headers: { signature: other }, secret }).ok).toBe(false);
+	});
+
+	it('refuses malformed signatures without throwing (short, long, not hex, sha256= prefix)', () => {
+		for (const signature of [good.slice(0, 63), `${good}0`, 'z'.repeat(64), `sha256=${good}`, '']) {
+			expect(verifyDelivery({ mode: 'hmacSha256', rawBody: body, headers: { signature }, secret }).ok).toBe(false);
+		}
+		expect(hexSignatureMatches(good, good.slice(0, 10))).toBe(false);
+	});
+
+	it('missing header -> missingHeader; header under another name does not count', () => {
+		expect(verifyDelivery({ mode: 'hmacSha256', rawBody: body, headers: {}, secret })).toEqual({
+			ok: false,
+			reason: 'missingHeader',
+		});
+		expect(
+			verifyDelivery({ mode: 'hmacSha256', rawBody: body, headers: { 'x-signature': good }, secret }).ok,
+		).toBe(false);
+	});
+
+	it('reads the configured header name in any letter case', () => {
+		const headers = { 'x-clinic-signature': good };
+		expect(verifyDelivery({ mode: 'hmacSha256', rawBody: body, headers, headerName: 'X-Clinic-Signature', secret }).ok).toBe(true);
+		expect(headerValue({ SIGNATURE: 'v' }, 'signature')).toBe('v');
+		expect(headerValue({ signature: ['first', 'second'] }, 'Signature')).toBe('first');
+	});
+
+	it('no stored secret -> refused, whatever the header says', () => {
+		expect(verifyDelivery({ mode: 'hmacSha256', rawBody: body, headers: { signature: good }, secret: undefined })).toEqual({
+			ok: false,
+			reason: 'noSecret',
+		});
+		expect(verifyDelivery({ mode: 'secretEquals', rawBody: body, headers: { signature: '' }, secret: '' }).ok).toBe(false);
+	});
+
+	it('"secret equals header" compares the secret itself in constant time', () => {
+		expect(verifyDelivery({ mode: 'secretEquals', rawBody: body, headers: { signature: secret }, secret }).ok).toBe(true);
+		expect(verifyDelivery({ mode: 'secretEquals', rawBody: body, headers: { signature: good }, secret }).ok).toBe(false);
+		expect(verifyDelivery({ mode: 'secretEquals', rawBody: body, headers: { signature: secret.slice(1) }, secret }).ok).toBe(false);
+		expect(constantTimeEquals('abc', 'abc')).toBe(true);
+		expect(constantTimeEquals('abc', 'abcd')).toBe(false);
+	});
+
+	it('"none" accepts anything, even without a secret', () => {
+		expect(verifyDelivery({ mode: 'none', rawBody: body, headers: {}, secret: undefined }).ok).toBe(true);
+	});
+});
+
+describe('deliveryId', () => {
+	it('is the same for the same event and bytes, in any process', () => {
+		const id = deliveryIdOf('patient:patient-updated', body);
+		expect(id).toMatch(/^[0-9a-f]{64}$/);
+		expect(deliveryIdOf('patient:patient-updated', Buffer.from(body))).toBe(id);
+	});
+
+	it('differs for another event or other bytes', () => {
+		const id = deliveryIdOf('patient:patient-updated', body);
+		expect(deliveryIdOf('patient:patient-created', body)).not.toBe(id);
+		expect(deliveryIdOf('patient:patient-updated', Buffer.from(`${body.toString()} `))).not.toBe(id);
+	});
+});
