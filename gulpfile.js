@@ -1,9 +1,9 @@
 const path = require('path');
 const { task, src, dest, parallel } = require('gulp');
 
-// n8n loads node and credential icons from next to the compiled .js files.
+// n8n loads icons and the codex (.node.json) from next to the compiled .js files.
 function copyNodeIcons() {
-	return src(path.resolve('nodes', '**', '*.{png,svg}'), { encoding: false }).pipe(
+	return src(path.resolve('nodes', '**', '*.{png,svg,node.json}'), { encoding: false }).pipe(
 		dest(path.resolve('dist', 'nodes')),
 	);
 }

@@ -1,5 +1,5 @@
 /** Two projects: `unit` (unit and simulator-backed tests, seconds) and `e2e` (real n8n, minutes). */
-const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }];
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 
 module.exports = {
 	projects: [

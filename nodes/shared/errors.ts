@@ -36,9 +36,11 @@ export interface ApiErrorContext {
 	/** What the request was about, for messages: "Invoice 42", "Consultation 7". */
 	subject?: string;
 	itemIndex?: number;
+	/** Whether n8n signed in anew before this answer (the 401 retry). */
+	afterSignIn?: boolean;
 }
 
-function messageFor({ statusCode, body, subject }: ApiErrorContext): { message: string; description: string } {
+function messageFor({ statusCode, body, subject, afterSignIn }: ApiErrorContext): { message: string; description: string } {
 	const said = serviceErrorText(body);
 	const detail = said ? `The service said: "${said}".` : '';
 	if (statusCode === 404) {
@@ -50,7 +52,9 @@ function messageFor({ statusCode, body, subject }: ApiErrorContext): { message: 
 	if (statusCode === 401) {
 		return {
 			message: 'The clinic service refused the credentials (401)',
-			description: `${detail} n8n signed in again and was still refused: check the credential and that the account may use the API.`.trim(),
+			description: afterSignIn
+				? `${detail} n8n signed in again and was still refused: check the credential and that the account may use the API.`.trim()
+				: `${detail} Check the credential.`.trim(),
 		};
 	}
 	if (statusCode === 403) {
@@ -62,7 +66,7 @@ function messageFor({ statusCode, body, subject }: ApiErrorContext): { message: 
 	if (statusCode === 422 || statusCode === 400) {
 		return {
 			message: said ? `The clinic service refused the request: ${said}` : `The clinic service refused the request (${statusCode})`,
-			description: subject ? `While working on ${subject}.` : 'Check the values sent in this item.',
+			description: subject ? `Concerns: ${subject}. Check the values sent in this item.` : 'Check the values sent in this item.',
 		};
 	}
 	if (statusCode === 429) {

@@ -206,6 +206,7 @@ export class ClinicClient {
 					body: request.binary ? Buffer.from(response.body as unknown as Buffer).toString('utf8') : response.body,
 					subject: request.subject,
 					itemIndex,
+					afterSignIn: refreshedAfter401,
 				});
 			}
 			return response as ClinicResponse<T>;
