@@ -11,10 +11,11 @@ import type {
 	IHttpRequestOptions,
 } from 'n8n-workflow';
 
+import { networkFailureWords } from '../nodes/shared/errors';
 import { normaliseApiBaseUrl, normaliseWebhookBaseUrl } from '../nodes/shared/urls';
 
-/** Seconds before the service's expiry at which a token counts as expired already. */
-const EXPIRY_MARGIN_SECONDS = 60;
+/** Renew this long before the service's expiry, but never more than a tenth of the lifetime. */
+const MAX_RENEWAL_MARGIN_SECONDS = 60;
 
 export const DEFAULT_CFDI_QUERY_PARAMETER = 'token';
 
@@ -63,16 +64,19 @@ export function sessionNeedsNewToken(
 ): boolean {
 	if (!credentials.accessToken) return true;
 	if (credentials.sessionFingerprint !== fingerprint) return true;
-	const expiresAt = Date.parse(String(credentials.expiresAt ?? ''));
-	return Number.isFinite(expiresAt) && expiresAt - EXPIRY_MARGIN_SECONDS * 1000 <= nowMs;
+	const renewAt = Date.parse(String(credentials.expiresAt ?? ''));
+	return Number.isFinite(renewAt) && renewAt <= nowMs;
 }
 
-function expiryFrom(answer: TokenAnswer): string {
-	const issuedMs =
-		typeof answer.created_at === 'number' && answer.created_at > 0 ? answer.created_at * 1000 : Date.now();
-	// No lifetime in the answer: leave the expiry open and rely on the 401 retry.
-	if (typeof answer.expires_in !== 'number') return '';
-	return new Date(issuedMs + answer.expires_in * 1000).toISOString();
+/**
+ * When n8n should renew the token: the lifetime from `expires_in`, counted from when the
+ * answer arrived here (the service's `created_at` is on its own clock), less a margin.
+ */
+function renewalTime(answer: TokenAnswer, receivedMs: number): string {
+	// No lifetime in the answer: leave it open and rely on the retry after a 401.
+	if (typeof answer.expires_in !== 'number' || !Number.isFinite(answer.expires_in)) return '';
+	const margin = Math.min(MAX_RENEWAL_MARGIN_SECONDS, answer.expires_in / 10);
+	return new Date(receivedMs + (answer.expires_in - margin) * 1000).toISOString();
 }
 
 function bodyAsObject(body: unknown): IDataObject | undefined {
@@ -135,7 +139,7 @@ async function postToken(
 		// Plain Error: n8n does not retry it, and it carries no request (and so no password).
 		// eslint-disable-next-line @n8n/community-nodes/require-node-api-error -- preAuthentication has no node to hand to NodeApiError
 		throw new Error(
-			`Could not reach the clinic service at ${baseUrl}${code ? ` (${code})` : ''}. Check the credential's API Base URL and that the service is reachable from n8n.`,
+			`Could not reach the clinic service at ${baseUrl}: ${networkFailureWords(code)}. Check the credential's API Base URL and that the service is reachable from n8n.`,
 		);
 	}
 }
@@ -182,7 +186,7 @@ export const TWO_FACTOR_MESSAGE =
 export function sessionFromAnswer(answer: TokenAnswer, fingerprint: string): StoredSession {
 	return {
 		accessToken: answer.access_token,
-		expiresAt: expiryFrom(answer),
+		expiresAt: renewalTime(answer, Date.now()),
 		sessionFingerprint: fingerprint,
 	};
 }
@@ -201,8 +205,8 @@ const exchanges = new Map<string, Exchange>();
 
 function stillValid(session: IDataObject | undefined): boolean {
 	if (!session) return false;
-	const expiresAt = Date.parse(String(session.expiresAt ?? ''));
-	return !Number.isFinite(expiresAt) || expiresAt - EXPIRY_MARGIN_SECONDS * 1000 > Date.now();
+	const renewAt = Date.parse(String(session.expiresAt ?? ''));
+	return !Number.isFinite(renewAt) || renewAt > Date.now();
 }
 
 /** The token a caller is replacing: the stored one, or the one the transport set aside. */

@@ -22,7 +22,7 @@ import {
 	refreshSessionFingerprint,
 	sessionNeedsNewToken,
 } from '../../credentials/ClinicAuth';
-import { apiError, transportError } from './errors';
+import { apiError, networkFailureWords, transportError } from './errors';
 import { describeBaseUrlProblem, normaliseApiBaseUrl, normaliseWebhookBaseUrl } from './urls';
 
 export type IntegrationCredentialType = 'clinicApi' | 'clinicRefreshTokenApi';
@@ -89,6 +89,9 @@ function retryAfterMs(headers: ClinicResponse['headers']): number {
  */
 export class ClinicClient {
 	private readonly decrypted = new Map<string, Promise<DecryptedCredential>>();
+
+	/** Why the integration sign-in failed in this execution, if it did. */
+	private signInFailure = '';
 
 	constructor(
 		private readonly ctx: Context,
@@ -189,10 +192,10 @@ export class ClinicClient {
 
 		let refreshedAfter401 = false;
 		for (let rateLimitWaits = 0; ; ) {
-			const response = await this.send(request, options, itemIndex, host);
+			const { response, sentToken } = await this.send(request, options, itemIndex, host);
 			if (response.statusCode === 401 && request.auth === 'integration' && !refreshedAfter401) {
 				refreshedAfter401 = true;
-				await this.forgetAccessToken();
+				await this.forgetAccessToken(sentToken);
 				continue;
 			}
 			if (response.statusCode === 429 && rateLimitWaits < MAX_RATE_LIMIT_WAITS) {
@@ -213,66 +216,99 @@ export class ClinicClient {
 		}
 	}
 
-	/** Sets the refused token aside so the credential's preAuthentication runs on the next request. */
-	private async forgetAccessToken(): Promise<void> {
+	/**
+	 * Sets a refused token aside so the credential's preAuthentication runs on the next
+	 * request. A refusal that arrives after another request already replaced that token
+	 * changes nothing: the retry simply uses the new one.
+	 */
+	private async forgetAccessToken(refusedToken: string): Promise<void> {
 		const type = this.integrationType;
 		if (!type) return;
 		const { data } = await this.credentials(type);
+		if (data.accessToken !== refusedToken) return;
 		if (data.accessToken) data[STALE_TOKEN_KEY] = data.accessToken;
 		data.accessToken = '';
 	}
 
+	/** Sends once; also says which access token the request carried (for the 401 retry). */
 	private async send(
 		request: ClinicRequest,
 		options: IHttpRequestOptions,
 		itemIndex: number,
 		host: string,
-	): Promise<ClinicResponse> {
+	): Promise<{ response: ClinicResponse; sentToken: string }> {
 		const node = this.ctx.getNode();
+		if (request.auth === 'integration' && this.signInFailure) {
+			// One refused sign-in per execution: repeating it per item could lock the account.
+			throw transportError(node, this.signInFailure, host, itemIndex);
+		}
 		try {
 			if (request.auth === 'none') {
-				return (await this.ctx.helpers.httpRequest({ ...options })) as ClinicResponse;
+				return { response: (await this.ctx.helpers.httpRequest({ ...options })) as ClinicResponse, sentToken: '' };
 			}
 			const type = request.auth === 'portal' ? PORTAL_CREDENTIAL_TYPE : this.requireIntegration(itemIndex);
 			const { data, decrypted: credentialsDecrypted } = await this.credentials(type);
 			if (request.auth === 'integration') {
 				const fingerprint = fingerprintOf[type as IntegrationCredentialType](data);
 				if (data.accessToken && sessionNeedsNewToken(data, fingerprint)) {
-					await this.forgetAccessToken();
+					await this.forgetAccessToken(String(data.accessToken));
 				}
 			}
-			return (await this.ctx.helpers.httpRequestWithAuthentication.call(this.ctx, type, { ...options }, {
+			const tokenBefore = String(data.accessToken ?? '');
+			const response = (await this.ctx.helpers.httpRequestWithAuthentication.call(this.ctx, type, { ...options }, {
 				credentialsDecrypted,
 			})) as ClinicResponse;
+			// An empty token before the call means n8n signed in for it and stored the new one.
+			return { response, sentToken: tokenBefore || String(data.accessToken ?? '') };
 		} catch (error) {
-			throw transportError(node, describeFailure(error), host, itemIndex);
+			const reason = describeFailure(error);
+			if (request.auth === 'integration' && isSignInFailure(error)) this.signInFailure = reason;
+			throw transportError(node, reason, host, itemIndex);
 		}
 	}
 }
 
-/**
- * A readable reason for a request that got no HTTP answer. Sign-in failures from the
- * credential arrive wrapped by n8n; their own message is the one to show. Nothing from
- * the request itself (URL, headers, body) is used: it may hold a token.
- */
-function describeFailure(error: unknown): string {
+/** The plain Error a credential's sign-in throws (no HTTP response, our own wording). */
+function ownSignInError(error: unknown): Error | undefined {
 	const seen = new Set<unknown>();
-	let current: unknown = error;
-	let code = '';
-	while (current && typeof current === 'object' && !seen.has(current)) {
+	for (let current = error; current && typeof current === 'object' && !seen.has(current); ) {
 		seen.add(current);
-		const record = current as { message?: unknown; code?: unknown; cause?: unknown; response?: unknown; name?: unknown };
-		if (typeof record.code === 'string' && !code) code = record.code;
-		// A plain Error (no HTTP response) thrown by the credential's sign-in carries our own message.
+		const record = current as { message?: unknown; cause?: unknown; response?: unknown; name?: unknown };
 		if (
 			record.name === 'Error' &&
 			typeof record.message === 'string' &&
 			record.response === undefined &&
 			/clinic|credential|token|two-factor/i.test(record.message)
 		) {
-			return record.message;
+			return current as Error;
 		}
 		current = record.cause;
 	}
-	return code ? `Could not reach the clinic service (${code})` : '';
+	return undefined;
+}
+
+function isSignInFailure(error: unknown): boolean {
+	return ownSignInError(error) !== undefined;
+}
+
+function networkCode(error: unknown): string | undefined {
+	const seen = new Set<unknown>();
+	for (let current = error; current && typeof current === 'object' && !seen.has(current); ) {
+		seen.add(current);
+		const record = current as { code?: unknown; cause?: unknown };
+		if (typeof record.code === 'string') return record.code;
+		current = record.cause;
+	}
+	return undefined;
+}
+
+/**
+ * A readable reason for a request that got no HTTP answer. Sign-in failures arrive
+ * wrapped by n8n; their own message is the one to show. Nothing from the request itself
+ * (URL, headers, body) is used: it may hold a token.
+ */
+function describeFailure(error: unknown): string {
+	const own = ownSignInError(error);
+	if (own) return own.message;
+	return `Could not reach the clinic service: ${networkFailureWords(networkCode(error))}`;
 }
