@@ -1,6 +1,7 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
+import { nodeAuthenticationOptions } from '../shared/authentication';
 import { MAX_PARALLEL_REQUESTS, router } from './actions/router';
 import { resourceOptions, resources } from './actions/resources';
 
@@ -40,23 +41,7 @@ export class Clinic implements INodeType {
 				displayName: 'Authentication',
 				name: 'authentication',
 				type: 'options',
-				options: [
-					{
-						name: 'Password (Clinic API)',
-						value: 'clinicApi',
-						description: 'Integration account with username and password; tokens are renewed automatically',
-					},
-					{
-						name: 'Refresh Token (Clinic Refresh Token API)',
-						value: 'clinicRefreshTokenApi',
-						description: 'For accounts with two-factor verification',
-					},
-					{
-						name: 'None (Public Operations Only)',
-						value: 'none',
-						description: 'Waiting rooms, states and the patient portal sign-in need no credential',
-					},
-				],
+				options: nodeAuthenticationOptions,
 				default: 'clinicApi',
 				// Only Patient Portal has Get People, and it signs with the portal token alone.
 				displayOptions: { hide: { operation: ['getPeople'] } },

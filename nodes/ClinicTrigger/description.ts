@@ -1,35 +1,18 @@
 /** The Clinic Trigger's panel: credential choice, events from the shared catalog, options. */
-import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
-import { EVENTS } from '../shared/catalog';
+import { integrationAuthenticationOptions } from '../shared/authentication';
+import { eventOptions } from '../shared/catalogOptions';
 import { DEFAULT_SIGNATURE_HEADER } from '../shared/signature';
 
 export const DEFAULT_DUPLICATE_WINDOW_MINUTES = 60;
-
-/** Every event of every topic, labelled by topic: "Consultation: consultation-finished". */
-export const eventOptions: INodePropertyOptions[] = EVENTS.map((event) => ({
-	name: event.label,
-	value: event.key,
-	description: `Event "${event.name}" on topic "${event.suffix}" (sent as your Topic Prefix + ".${event.suffix}")`,
-})).sort((a, b) => a.name.localeCompare(b.name));
 
 export const triggerProperties: INodeProperties[] = [
 	{
 		displayName: 'Authentication',
 		name: 'authentication',
 		type: 'options',
-		options: [
-			{
-				name: 'Password (Clinic API)',
-				value: 'clinicApi',
-				description: 'Integration account with username and password; tokens are renewed automatically',
-			},
-			{
-				name: 'Refresh Token (Clinic Refresh Token API)',
-				value: 'clinicRefreshTokenApi',
-				description: 'For accounts with two-factor verification',
-			},
-		],
+		options: integrationAuthenticationOptions,
 		default: 'clinicApi',
 	},
 	{

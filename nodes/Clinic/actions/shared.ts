@@ -4,9 +4,8 @@
  * operation words more precisely than the transport can.
  */
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
-import type { IDataObject, IExecuteFunctions, INodePropertyOptions, JsonObject } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, JsonObject } from 'n8n-workflow';
 
-import { EVENTS, TOPICS } from '../../shared/catalog';
 import type { ClinicClient } from '../../shared/transport';
 
 /** The outcome of a request, so an operation can look at a failure before it rethrows it. */
@@ -79,24 +78,7 @@ export function withoutSecret(record: IDataObject): IDataObject {
 	return { ...record, authentication_data: rest, hasSecret: secret !== undefined && secret !== null && secret !== '' };
 }
 
-/** Catalog events as node options: value `<suffix>:<name>`, label naming the topic. */
-export const eventOptions: INodePropertyOptions[] = [...EVENTS]
-	.sort((a, b) => a.label.localeCompare(b.label))
-	.map((event) => ({
-		name: event.label,
-		value: event.key,
-		description: `Event "${event.name}" on the topic that ends in .${event.suffix}`,
-	}));
-
-/** Catalog topics as node options: value is the suffix the credential's prefix completes. */
-export const topicOptions: INodePropertyOptions[] = [...TOPICS]
-	.sort((a, b) => a.label.localeCompare(b.label))
-	.map((topic) => ({ name: topic.label, value: topic.suffix, description: `The topic that ends in .${topic.suffix}` }));
-
-/** Every distinct event name of the catalog, as node options. */
-export const eventNameOptions: INodePropertyOptions[] = [...new Set(EVENTS.map((event) => event.name))]
-	.sort((a, b) => a.localeCompare(b))
-	.map((name) => ({ name, value: name }));
+export { eventNameOptions, eventOptions, topicOptions } from '../../shared/catalogOptions';
 
 /**
  * The values a user actually set: entries left empty (an expression that resolved to
