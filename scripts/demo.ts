@@ -1,0 +1,93 @@
+/**
+ * `npm run demo`: n8n with this package, against the simulator, ready to click through.
+ * Uses the same machinery as the end-to-end tests (test/e2e/harness).
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { startSimulator } from '../test/simulator';
+import {
+	DEFAULT_OWNER,
+	N8N_VERSIONS,
+	N8nContext,
+	REPO_ROOT,
+	ensureN8n,
+	importCredentials,
+	importWorkflows,
+	packRepository,
+	startN8n,
+} from '../test/e2e/harness';
+import { exampleFiles, loadExample, simulatorCredentials } from '../test/e2e/support/examples';
+
+const FLAGSHIP = 'consultation-finished-sign-email-pdf.json';
+
+function option(name: string, fallback: string): string {
+	const index = process.argv.indexOf(`--${name}`);
+	return index > 0 && process.argv[index + 1] ? process.argv[index + 1] : fallback;
+}
+
+async function portalToken(apiBaseUrl: string, demo: { countryCode: string; phone: string; code: string }): Promise<string> {
+	const post = async (path: string, body: object) =>
+		await fetch(`${apiBaseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+	await post('/patient_portal/auth', { country_code: demo.countryCode, phone: demo.phone });
+	const answer = (await (await post('/patient_portal/validate', { country_code: demo.countryCode, phone: demo.phone, code: demo.code })).json()) as { token: string };
+	return answer.token;
+}
+
+async function main(): Promise<void> {
+	const version = option('n8n', N8N_VERSIONS.v2);
+	const port = Number(option('port', '5678'));
+	const say = (line = '') => process.stdout.write(`${line}\n`);
+
+	say(`Preparing n8n ${version} (the first time this installs Node 24 and n8n from the npm registry: several minutes)...`);
+	const install = ensureN8n(version);
+
+	const sim = await startSimulator({ apiPort: 4010, webhooksPort: 4011, allowHttpCallbacks: true });
+	const rootDir = join(REPO_ROOT, '.n8n-demo');
+	rmSync(rootDir, { recursive: true, force: true });
+	const ctx = new N8nContext({ version, label: 'demo' }, install, rootDir, port);
+
+	say('Building and installing the package the way the Community Nodes screen does...');
+	ctx.installPackage(packRepository(rootDir, { build: true }));
+	await importCredentials(ctx, simulatorCredentials(sim, await portalToken(sim.apiBaseUrl, sim.portalDemo)));
+	const files = exampleFiles();
+	const ids = await importWorkflows(ctx, files.map((file) => loadExample(file, sim)));
+
+	say('Starting n8n...');
+	const server = await startN8n(ctx);
+	await server.activateWorkflow(ids[files.indexOf(FLAGSHIP)]);
+
+	say();
+	say(`n8n editor:      ${ctx.baseUrl}   (log in as ${DEFAULT_OWNER.email} / ${DEFAULT_OWNER.password})`);
+	say(`Simulator API:   ${sim.apiBaseUrl}   account ${sim.demo.username} / ${sim.demo.password}`);
+	say(`Webhook service: ${sim.webhooksBaseUrl}   topic prefix ${sim.topicPrefix}`);
+	say(`Credentials "Clinic API (simulator)" and "Clinic Patient Portal (simulator)" and ${files.length} example workflows are loaded;`);
+	say(`"${loadExample(FLAGSHIP, sim).name}" is active. Finish a consultation to run it:`);
+	say(`  curl -s -X POST ${sim.apiOrigin}/__sim/emit -H 'content-type: application/json' \\`);
+	say(`    -d '{"topicSuffix":"consultation","eventName":"consultation-finished","value":{"id":1,"encounter_id":1}}'`);
+	say(`n8n's log: ${server.logFile}`);
+	say('Ctrl+C stops n8n and the simulator.');
+
+	let stopping = false;
+	const stop = async () => {
+		if (stopping) return;
+		stopping = true;
+		say('\nStopping...');
+		await server.stop();
+		await sim.close();
+		process.exit(0);
+	};
+	process.on('SIGINT', () => void stop());
+	process.on('SIGTERM', () => void stop());
+	server.child.once('exit', () => {
+		if (!stopping) {
+			say(`n8n exited; see ${server.logFile}`);
+			void sim.close().then(() => process.exit(1));
+		}
+	});
+}
+
+main().catch((error) => {
+	process.stderr.write(`demo: ${error instanceof Error ? error.message : String(error)}\n`);
+	process.exit(1);
+});

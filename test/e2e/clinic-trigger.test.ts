@@ -1,0 +1,194 @@
+/**
+ * The Clinic Trigger inside a running n8n: activation subscribes on the simulator's
+ * webhook service, signed deliveries start executions (once, even when the service
+ * repeats them), bad signatures start nothing, a restart duplicates nothing, and
+ * deactivation unsubscribes. The flagship example runs end to end: a consultation
+ * finishes, its invoice is signed, e-mailed and its PDF kept.
+ */
+import { startSimulator, type Simulator } from '../simulator';
+import {
+	N8N_VERSIONS,
+	importCredentials,
+	importWorkflows,
+	nodeItems,
+	nodeJson,
+	packRepository,
+	startN8n,
+	useN8nContext,
+	type N8nServer,
+	type PublicationService,
+	type WorkflowImport,
+} from './harness';
+import { DEMO_CREDENTIAL_IDS, loadExample, simulatorCredentials } from './support/examples';
+
+const FLAGSHIP = 'consultation-finished-sign-email-pdf.json';
+
+function patientEventsWorkflow(): WorkflowImport {
+	return {
+		name: 'Patient events',
+		nodes: [
+			{
+				id: 'patient-events',
+				name: 'Patient Events',
+				type: 'n8n-nodes-clinic.clinicTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				webhookId: '0b8f7c0e-3f0a-4c55-9a7e-6a3c2d1e9f11',
+				parameters: {
+					authentication: 'clinicApi',
+					events: ['patient:patient-updated', 'patient:patient-created'],
+					options: { allowInsecureUrl: true },
+				},
+				credentials: { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } },
+			},
+		],
+		connections: {},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+const setups: Array<[string, string, PublicationService]> = [
+	['1.123', N8N_VERSIONS.v1, 'default'],
+	['2.41 (publication service)', N8N_VERSIONS.v2, 'default'],
+	['2.41 (publication service off)', N8N_VERSIONS.v2, 'off'],
+];
+
+describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationService) => {
+	let sim: Simulator;
+	let server: N8nServer;
+	let flagshipId: string;
+	let patientsId: string;
+
+	const n8n = useN8nContext({ version, publicationService, label: 'trigger' }, async (ctx) => {
+		sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 100 });
+		ctx.installPackage(packRepository(ctx.rootDir));
+		await importCredentials(ctx, simulatorCredentials(sim));
+		[flagshipId, patientsId] = await importWorkflows(ctx, [loadExample(FLAGSHIP, sim), patientEventsWorkflow()]);
+		server = n8n.track(await startN8n(ctx));
+	});
+
+	afterAll(async () => {
+		await sim?.close();
+	});
+
+	const live = () => sim.subscriptions().filter((s) => s.deleted_at === null && s.status === 'enabled');
+	const executionsOf = async (id: string) => await server.listExecutions(id);
+	const settle = async () => {
+		await sim.deliveriesSettled();
+		// Give n8n a moment to register any execution a delivery started.
+		await new Promise((resolve) => setTimeout(resolve, 1500));
+	};
+
+	it(
+		'activation subscribes each selected event once, at its own address, with its own secret',
+		n8n.run(async (ctx) => {
+			await server.activateWorkflow(flagshipId);
+			await server.activateWorkflow(patientsId);
+			const subscriptions = live();
+			expect(subscriptions.map((s) => s.event_name).sort()).toEqual([
+				'consultation-finished',
+				'patient-created',
+				'patient-updated',
+			]);
+			for (const s of subscriptions) {
+				expect(s.url.startsWith(`${ctx.baseUrl}/webhook/`)).toBe(true);
+				expect(new URL(s.url).searchParams.get('event')).toMatch(/^(consultation|patient):/);
+			}
+			expect(new Set(subscriptions.map((s) => s.authentication_data.secret)).size).toBe(3);
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		'a finished consultation gets its invoice signed, e-mailed and its PDF kept',
+		n8n.run(async () => {
+			const consultation = sim.data.consultations.get(1)!;
+			await sim.emit('consultation', 'consultation-finished', { id: consultation.id, encounter_id: consultation.encounter_id });
+			const [execution] = await server.waitForExecutions(flagshipId, 1, { timeoutMs: 90_000 });
+			expect(execution.status).toBe('success');
+			expect(nodeJson(execution, 'Consultation Finished')[0]).toMatchObject({
+				event: 'consultation-finished',
+				topic: `${sim.topicPrefix}.consultation`,
+				value: { id: 1 },
+			});
+			expect(nodeJson(execution, 'Sign Invoice')[0]).toMatchObject({ id: 1, signed_at: expect.any(String) });
+			const [pdf] = nodeItems(execution, 'Download PDF');
+			expect(pdf.binary?.invoicePdf).toMatchObject({ mimeType: 'application/pdf', fileName: '1.pdf' });
+			expect(sim.data.invoices.get(1)!.signed_at).not.toBeNull();
+			// No subscription secret in what n8n stored.
+			const stored = JSON.stringify(execution);
+			for (const s of sim.subscriptions()) expect(stored).not.toContain(s.authentication_data.secret);
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		'repeated deliveries start one execution, whether the copies arrive together or one after the other',
+		n8n.run(async () => {
+			sim.setDuplicateDeliveries('concurrent');
+			await sim.emit('patient', 'patient-updated', { id: 2, first_name: 'Luis' });
+			sim.setDuplicateDeliveries('sequential');
+			await sim.emit('patient', 'patient-created', { id: 9, first_name: 'Rosa' });
+			sim.setDuplicateDeliveries('off');
+			await settle();
+			const executions = await server.waitForExecutions(patientsId, 2);
+			expect(executions).toHaveLength(2);
+			const events = executions.map((e) => nodeJson(e, 'Patient Events')[0].event).sort();
+			expect(events).toEqual(['patient-created', 'patient-updated']);
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		'a delivery with a bad signature or for another event is refused and starts nothing',
+		n8n.run(async () => {
+			const subscription = live().find((s) => s.event_name === 'patient-updated')!;
+			const body = JSON.stringify({ value: { id: 3 } });
+			const forged = await fetch(subscription.url, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json', signature: 'f'.repeat(64) },
+				body,
+			});
+			expect(forged.status).toBe(401);
+			const unsigned = await fetch(subscription.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+			expect(unsigned.status).toBe(401);
+			const otherEvent = new URL(subscription.url);
+			otherEvent.searchParams.set('event', 'invoice:invoice-created');
+			const wrongEvent = await fetch(otherEvent, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+			expect(wrongEvent.status).toBe(404);
+			await settle();
+			expect(await executionsOf(patientsId)).toHaveLength(2);
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		'after an n8n restart the trigger still works and nothing is subscribed twice',
+		n8n.run(async (ctx) => {
+			const before = live().map((s) => s.id).sort();
+			await server.stop();
+			server = n8n.track(await startN8n(ctx));
+			if (ctx.asyncPublication) await server.waitForPublication(patientsId);
+			expect(live().map((s) => s.event_name).sort()).toEqual([
+				'consultation-finished',
+				'patient-created',
+				'patient-updated',
+			]);
+			// Same subscriptions, or replacements: never more than one per event.
+			expect(live()).toHaveLength(before.length);
+			await sim.emit('patient', 'patient-updated', { id: 4, first_name: 'Carmen' });
+			await server.waitForExecutions(patientsId, 3, { timeoutMs: 60_000 });
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		'deactivation removes every subscription',
+		n8n.run(async () => {
+			await server.deactivateWorkflow(patientsId);
+			await server.deactivateWorkflow(flagshipId);
+			expect(live()).toEqual([]);
+		}),
+		5 * 60_000,
+	);
+});

@@ -1,0 +1,259 @@
+/**
+ * Proves the end-to-end machinery on real n8n 1.123 and 2.41 with n8n's built-in nodes
+ * and a minimal community package (test/e2e/fixtures/probe-package):
+ * CLI import + execute, community package loading, credentials import, and a server
+ * with owner, API key, webhook activation (2.41: with and without its publication
+ * service), executions, restart and deactivation.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import {
+	ALL_N8N_VERSIONS,
+	N8N_VERSIONS,
+	executeWorkflow,
+	importCredentials,
+	importWorkflow,
+	importWorkflows,
+	nodeJson,
+	parseLastJson,
+	startN8n,
+	useN8nContext,
+	type PublicationService,
+	type WorkflowImport,
+} from './harness';
+
+const TEST_TIMEOUT_MS = 5 * 60_000;
+
+const fixtures = mkdtempSync(join(tmpdir(), 'n8n-e2e-probe-'));
+afterAll(() => rmSync(fixtures, { recursive: true, force: true }));
+
+/** `npm pack` of the probe package (as a user's registry download would be). */
+function packProbe(): string {
+	const out = execFileSync(
+		'npm',
+		['pack', '--ignore-scripts', '--json', '--pack-destination', fixtures],
+		{ cwd: join(__dirname, 'fixtures', 'probe-package'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+	);
+	return join(fixtures, (JSON.parse(out) as Array<{ filename: string }>)[0].filename);
+}
+
+const manualSetWorkflow: WorkflowImport = {
+	name: 'Smoke: Manual -> Set',
+	nodes: [
+		{ id: 'm1', name: 'Manual', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+		{
+			id: 's1',
+			name: 'Set',
+			type: 'n8n-nodes-base.set',
+			typeVersion: 3.4,
+			position: [220, 0],
+			parameters: {
+				assignments: {
+					assignments: [
+						{ id: 'a1', name: 'greeting', value: 'hello', type: 'string' },
+						{ id: 'a2', name: 'sum', value: '={{ 1 + 2 }}', type: 'number' },
+					],
+				},
+				options: {},
+			},
+		},
+	],
+	connections: { Manual: { main: [[{ node: 'Set', type: 'main', index: 0 }]] } },
+};
+
+const failingWorkflow: WorkflowImport = {
+	name: 'Smoke: Manual -> Stop and Error',
+	nodes: [
+		{ id: 'm1', name: 'Manual', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+		{
+			id: 'e1',
+			name: 'Fail',
+			type: 'n8n-nodes-base.stopAndError',
+			typeVersion: 1,
+			position: [220, 0],
+			parameters: { errorMessage: 'smoke failure on purpose' },
+		},
+	],
+	connections: { Manual: { main: [[{ node: 'Fail', type: 'main', index: 0 }]] } },
+};
+
+function probeWorkflow(credentialId: string): WorkflowImport {
+	return {
+		name: 'Smoke: community package',
+		nodes: [
+			{ id: 'm1', name: 'Manual', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+			{
+				id: 'p1',
+				name: 'Probe',
+				type: 'n8n-nodes-e2e-probe.probe',
+				typeVersion: 1,
+				position: [220, 0],
+				parameters: { label: '={{ "expr-" + (2 * 21) }}' },
+				credentials: { probeApi: { id: credentialId, name: 'Probe credential' } },
+			},
+		],
+		connections: { Manual: { main: [[{ node: 'Probe', type: 'main', index: 0 }]] } },
+	};
+}
+
+function webhookWorkflow(path: string): WorkflowImport {
+	return {
+		name: `Smoke: webhook ${path}`,
+		nodes: [
+			{
+				id: 'w1',
+				name: 'Webhook',
+				type: 'n8n-nodes-base.webhook',
+				typeVersion: 2,
+				position: [0, 0],
+				webhookId: `0b5f3c2e-1d6a-4c1b-9a55-${Buffer.from(path).toString('hex').slice(0, 12).padEnd(12, '0')}`,
+				parameters: { httpMethod: 'POST', path, responseMode: 'lastNode', options: {} },
+			},
+			{
+				id: 's1',
+				name: 'Set',
+				type: 'n8n-nodes-base.set',
+				typeVersion: 3.4,
+				position: [220, 0],
+				parameters: {
+					assignments: {
+						assignments: [
+							{ id: 'a1', name: 'received', value: '={{ $json.body.patient }}', type: 'string' },
+							{ id: 'a2', name: 'doubled', value: '={{ $json.body.n * 2 }}', type: 'number' },
+						],
+					},
+					options: {},
+				},
+			},
+		],
+		connections: { Webhook: { main: [[{ node: 'Set', type: 'main', index: 0 }]] } },
+	};
+}
+
+test('parseLastJson finds the run after log lines and before trailing ones', () => {
+	const text = [
+		'n8n Task Broker ready on 127.0.0.1, port 5679',
+		'{',
+		'  "a": {',
+		'    "b": [1, 2]',
+		'  }',
+		'}',
+		'Execution error:',
+		'{',
+		'  "data": { "x": "}" }',
+		'}',
+		'NodeOperationError: boom',
+		'    at stack',
+	].join('\n');
+	expect(parseLastJson(text)).toEqual({ data: { x: '}' } });
+	expect(parseLastJson('{"one":1}\nlog')).toEqual({ one: 1 });
+	expect(parseLastJson('no json')).toBeUndefined();
+});
+
+describe.each(ALL_N8N_VERSIONS)('n8n %s: CLI', (version) => {
+	const n8n = useN8nContext({ version, label: 'cli' }, async (ctx) => {
+		ctx.installPackage(packProbe());
+	});
+
+	it(
+		'imports and executes a Manual Trigger -> Set workflow',
+		n8n.run(async (ctx) => {
+			const id = await importWorkflow(ctx, manualSetWorkflow);
+			const result = await executeWorkflow(ctx, id);
+			expect(result.ok).toBe(true);
+			expect(result.run?.status ?? 'success').toBe('success');
+			expect(nodeJson(result.run!, 'Set')).toEqual([{ greeting: 'hello', sum: 3 }]);
+		}),
+		TEST_TIMEOUT_MS,
+	);
+
+	it(
+		'reports a failing execution with its error',
+		n8n.run(async (ctx) => {
+			const id = await importWorkflow(ctx, failingWorkflow);
+			const result = await executeWorkflow(ctx, id, { allowFailure: true });
+			expect(result.ok).toBe(false);
+			expect(result.exitCode === 1 || result.crashedOnExit).toBe(true);
+			expect(result.errorMessage).toContain('smoke failure on purpose');
+			expect(result.run?.data.resultData.lastNodeExecuted).toBe('Fail');
+		}),
+		TEST_TIMEOUT_MS,
+	);
+
+	it(
+		'loads an installed community package and its imported credential',
+		n8n.run(async (ctx) => {
+			const [credential] = await importCredentials(ctx, [
+				{ name: 'Probe credential', type: 'probeApi', data: { baseUrl: 'http://127.0.0.1:1', secret: 's3cret!' } },
+			]);
+			const id = await importWorkflow(ctx, probeWorkflow(credential.id));
+			const result = await executeWorkflow(ctx, id);
+			expect(nodeJson(result.run!, 'Probe')).toEqual([
+				{ label: 'expr-42', baseUrl: 'http://127.0.0.1:1', secretLength: 7, workflowPackage: true },
+			]);
+		}),
+		TEST_TIMEOUT_MS,
+	);
+});
+
+const serverCases: Array<[string, PublicationService]> = [
+	[N8N_VERSIONS.v1, 'default'],
+	[N8N_VERSIONS.v2, 'default'],
+	[N8N_VERSIONS.v2, 'off'],
+];
+
+describe.each(serverCases)('n8n %s (publication service: %s): server', (version, publicationService) => {
+	const n8n = useN8nContext({ version, publicationService, label: 'server' });
+
+	it(
+		'activates a webhook workflow, runs it, survives a restart, deactivates it',
+		n8n.run(async (ctx) => {
+			const path = `smoke-${ctx.major}-${publicationService}`;
+			const [workflowId, manualId] = await importWorkflows(ctx, [webhookWorkflow(path), manualSetWorkflow]);
+
+			let server = n8n.track(await startN8n(ctx));
+			expect(ctx.auth?.apiKey).toBeTruthy();
+
+			const activated = await server.activateWorkflow(workflowId);
+			expect(activated.id).toBe(workflowId);
+			expect((await server.getWorkflow(workflowId)).active).toBe(true);
+			if (ctx.asyncPublication) {
+				expect((await server.publicationStatus(workflowId))?.status).toBe('published');
+			} else {
+				expect(await server.publicationStatus(workflowId)).toBeUndefined();
+			}
+
+			const answer = await server.request('POST', `/webhook/${path}`, { patient: 'Ana', n: 21 });
+			expect(answer.body).toEqual({ received: 'Ana', doubled: 42 });
+
+			const [execution] = await server.waitForExecutions(workflowId, 1);
+			expect(execution.status).toBe('success');
+			expect(execution.mode).toBe('webhook');
+			expect(nodeJson(execution, 'Set')).toEqual([{ received: 'Ana', doubled: 42 }]);
+			expect(nodeJson(execution, 'Webhook')[0]).toMatchObject({ body: { patient: 'Ana', n: 21 } });
+
+			// The CLI works on the same user folder while the server runs.
+			const cli = await executeWorkflow(ctx, manualId);
+			expect(nodeJson(cli.run!, 'Set')).toEqual([{ greeting: 'hello', sum: 3 }]);
+
+			// Restart: the workflow comes back active with the same webhook URL.
+			await server.stop();
+			server = n8n.track(await startN8n(ctx));
+			if (ctx.asyncPublication) await server.waitForPublication(workflowId);
+			const again = await server.request('POST', `/webhook/${path}`, { patient: 'Luis', n: 1 });
+			expect(again.body).toEqual({ received: 'Luis', doubled: 2 });
+			expect(await server.waitForExecutions(workflowId, 2)).toHaveLength(2);
+
+			const deactivated = await server.deactivateWorkflow(workflowId);
+			expect(deactivated.id).toBe(workflowId);
+			expect((await server.getWorkflow(workflowId)).active).toBe(false);
+			const gone = await server.request('POST', `/webhook/${path}`, { patient: 'x', n: 0 }, { expect: [404] });
+			expect(gone.status).toBe(404);
+			await server.stop();
+		}),
+		TEST_TIMEOUT_MS,
+	);
+});

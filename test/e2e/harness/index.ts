@@ -1,0 +1,21 @@
+/**
+ * End-to-end harness: real n8n (1.123 and 2.41, on Node 24 from the npm registry, cached
+ * outside the repo by scripts/install-n8n.sh), run as child processes of jest.
+ *
+ *   install.ts   ensureN8n(version), packRepository(dir), N8N_VERSIONS
+ *   env.ts       n8nEnv(version, userFolder, port, options), getFreePort()
+ *   package.ts   installPackage(userFolder, tarball): as n8n's Community Nodes screen does
+ *   context.ts   createN8nContext(options) -> N8nContext (temp folder, logs, port, processes)
+ *   cli.ts       importCredentials, importWorkflow(s), executeWorkflow, nodeItems/nodeJson
+ *   server.ts    startN8n(ctx) -> N8nServer: owner, API key, activate/deactivate,
+ *                publication status, executions, webhooks
+ *   jest.ts      useN8nContext(options): beforeAll/afterAll + logs on failure
+ */
+export * from './install';
+export * from './env';
+export * from './package';
+export * from './context';
+export * from './cli';
+export * from './server';
+export * from './jest';
+export { tailFile } from './processes';

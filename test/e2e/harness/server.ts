@@ -1,0 +1,433 @@
+/**
+ * `n8n start` driven as a user drives it: owner setup on the first start, an API key,
+ * then activation through the public API:
+ *   1.x  POST /api/v1/workflows/{id}/activate | /deactivate; done when the answer comes
+ *        (`active: true`).
+ *   2.x  POST /api/v1/workflows/{id}/publish | /unpublish. With the publication service
+ *        (the default) the answer comes first and the triggers start afterwards: the
+ *        harness polls GET /rest/workflows/{id}/publication-status until `status` is
+ *        'published' with `liveVersionId` = the published version (or 'not_published'
+ *        after unpublishing). With N8N_USE_WORKFLOW_PUBLICATION_SERVICE=false it is
+ *        synchronous, as on 1.x (that endpoint then answers 404).
+ * Executions: GET /api/v1/executions?workflowId=..&includeData=true (paged by cursor).
+ */
+import type { ChildProcess } from 'node:child_process';
+
+import type { RunExecutionData } from './cli';
+import { N8nHarnessError, type N8nContext } from './context';
+import { readLog, stopProcess, tailFile } from './processes';
+
+export const DEFAULT_OWNER = {
+	email: 'owner@clinic-e2e.test',
+	firstName: 'Clinic',
+	lastName: 'Tester',
+	password: 'E2e-Password-1234',
+};
+
+/** A workflow as the public API returns it (fields used by the tests). */
+export interface PublicWorkflow {
+	id: string;
+	name: string;
+	active: boolean;
+	/** 2.x: the published version (null when not published). */
+	activeVersionId?: string | null;
+	versionId?: string;
+	nodes: Array<Record<string, unknown>>;
+	[key: string]: unknown;
+}
+
+/** 2.x publication service: GET /rest/workflows/{id}/publication-status */
+export interface PublicationStatus {
+	status: 'in_progress' | 'not_published' | 'published' | 'partial' | 'failed';
+	liveVersionId: string | null;
+	pendingVersionId: string | null;
+	triggers: Array<{ nodeId: string; status: string; errorMessage?: string | null }>;
+}
+
+/** An execution as the public API returns it with includeData=true. */
+export interface Execution {
+	id: string | number;
+	workflowId: string;
+	mode: string;
+	status: string;
+	finished: boolean;
+	startedAt: string;
+	stoppedAt: string | null;
+	data?: RunExecutionData | null;
+	[key: string]: unknown;
+}
+
+export interface StartOptions {
+	/** Wait for /healthz and the "Editor is now accessible" line (default 3 minutes). */
+	timeoutMs?: number;
+	/** Extra environment for this process. */
+	env?: Record<string, string | undefined>;
+	/** Owner + API key right after start (default true). */
+	auth?: boolean;
+}
+
+export interface HttpOptions {
+	timeoutMs?: number;
+	/** Expected status codes (default: any 2xx). */
+	expect?: number[];
+	headers?: Record<string, string>;
+}
+
+export interface HttpResponse<T = unknown> {
+	status: number;
+	body: T;
+	headers: Headers;
+	text: string;
+}
+
+/** Marks an error so that `waitFor` stops polling and throws it. */
+export function fatal<E extends Error>(error: E): E & { fatal: true } {
+	return Object.assign(error, { fatal: true as const });
+}
+
+const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Polls `check` every `intervalMs` until it returns a value other than undefined.
+ * Errors thrown by `check` are retried, except those with `fatal: true` (see `fatal`).
+ */
+export async function waitFor<T>(
+	what: string,
+	check: () => Promise<T | undefined>,
+	options: { timeoutMs?: number; intervalMs?: number; onTimeout?: () => string } = {},
+): Promise<T> {
+	const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+	let lastError: unknown;
+	for (;;) {
+		try {
+			const value = await check();
+			if (value !== undefined) return value;
+		} catch (error) {
+			if ((error as { fatal?: boolean }).fatal) throw error;
+			lastError = error;
+		}
+		if (Date.now() > deadline) {
+			const detail = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
+			throw new N8nHarnessError(`timed out waiting for ${what}${detail}`, options.onTimeout?.());
+		}
+		await sleep(options.intervalMs ?? 250);
+	}
+}
+
+/** A running `n8n start`. */
+export class N8nServer {
+	readonly ctx: N8nContext;
+	readonly child: ChildProcess;
+	readonly logFile: string;
+	readonly baseUrl: string;
+	/** Milliseconds from spawn until n8n was ready (set by startN8n). */
+	startupMs = 0;
+	private cookie: string | undefined;
+	private readonly browserId = 'n8n-nodes-clinic-e2e';
+
+	constructor(ctx: N8nContext, child: ChildProcess, logFile: string) {
+		this.ctx = ctx;
+		this.child = child;
+		this.logFile = logFile;
+		this.baseUrl = ctx.baseUrl;
+	}
+
+	get running(): boolean {
+		return this.child.exitCode === null && this.child.signalCode === null;
+	}
+
+	/** Production webhook URL of a Webhook-type node's `path`. */
+	webhookUrl(path: string): string {
+		return `${this.baseUrl}/webhook/${path.replace(/^\//, '')}`;
+	}
+
+	/** The whole log of this process so far. */
+	log(): string {
+		return readLog(this.logFile);
+	}
+
+	logTail(lines = 60): string {
+		return `----- ${this.logFile} (last ${lines} lines)\n${tailFile(this.logFile, lines)}`;
+	}
+
+	/** SIGTERM (graceful shutdown), SIGKILL after `graceMs`. */
+	async stop(graceMs = 20_000): Promise<void> {
+		await stopProcess(this.child, graceMs);
+	}
+
+	// ------------------------------------------------------------------ HTTP
+
+	/** Any HTTP request to this n8n (absolute path, e.g. '/webhook/x'). */
+	async request<T = unknown>(
+		method: string,
+		path: string,
+		body?: unknown,
+		options: HttpOptions = {},
+	): Promise<HttpResponse<T>> {
+		const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+		let payload: string | undefined;
+		if (body !== undefined) {
+			payload = typeof body === 'string' ? body : JSON.stringify(body);
+			headers['content-type'] ??= 'application/json';
+		}
+		let response: Response;
+		try {
+			response = await fetch(`${this.baseUrl}${path}`, {
+				method,
+				headers,
+				body: payload,
+				signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+			});
+		} catch (error) {
+			throw new N8nHarnessError(`${method} ${path}: ${(error as Error).message}`, this.logTail(40));
+		}
+		const text = await response.text();
+		let parsed: unknown = text;
+		try {
+			parsed = text ? JSON.parse(text) : undefined;
+		} catch {
+			// not JSON
+		}
+		const ok = options.expect ? options.expect.includes(response.status) : response.ok;
+		if (!ok) {
+			throw new N8nHarnessError(
+				`${method} ${path} answered ${response.status}: ${text.slice(0, 500)}`,
+				this.logTail(40),
+			);
+		}
+		return { status: response.status, body: parsed as T, headers: response.headers, text };
+	}
+
+	/** Internal REST API (/rest/...), logged in with the owner's cookie. */
+	async rest<T = unknown>(method: string, path: string, body?: unknown, options: HttpOptions = {}): Promise<T> {
+		if (!this.cookie) await this.login();
+		const response = await this.request<{ data: T }>(method, `/rest${path}`, body, {
+			...options,
+			headers: { cookie: this.cookie!, 'browser-id': this.browserId, ...options.headers },
+		});
+		return (response.body as { data: T } | undefined)?.data as T;
+	}
+
+	/** Public API (/api/v1/...), with the API key. */
+	async api<T = unknown>(method: string, path: string, body?: unknown, options: HttpOptions = {}): Promise<T> {
+		const apiKey = this.ctx.auth?.apiKey ?? (await this.createApiKey());
+		const response = await this.request<T>(method, `/api/v1${path}`, body, {
+			...options,
+			headers: { 'x-n8n-api-key': apiKey, ...options.headers },
+		});
+		return response.body;
+	}
+
+	// ------------------------------------------------------------------ owner, API key
+
+	private takeCookie(headers: Headers): void {
+		const cookies = headers.getSetCookie?.() ?? [headers.get('set-cookie') ?? ''];
+		const auth = cookies.map((c) => c.split(';')[0]).find((c) => c.startsWith('n8n-auth='));
+		if (!auth) throw new N8nHarnessError('n8n did not set the n8n-auth cookie', this.logTail(20));
+		this.cookie = auth;
+	}
+
+	/**
+	 * Creates the instance owner (first start of a user folder), or logs in when the
+	 * context already has one.
+	 */
+	async setupOwner(owner = DEFAULT_OWNER): Promise<void> {
+		if (this.ctx.auth) {
+			await this.login();
+			return;
+		}
+		const response = await this.request('POST', '/rest/owner/setup', owner, {
+			headers: { 'browser-id': this.browserId },
+		});
+		this.takeCookie(response.headers);
+		this.ctx.auth = { email: owner.email, password: owner.password };
+	}
+
+	async login(): Promise<void> {
+		if (!this.ctx.auth) {
+			await this.setupOwner();
+			return;
+		}
+		const response = await this.request(
+			'POST',
+			'/rest/login',
+			{ emailOrLdapLoginId: this.ctx.auth.email, password: this.ctx.auth.password },
+			{ headers: { 'browser-id': this.browserId } },
+		);
+		this.takeCookie(response.headers);
+	}
+
+	/** Creates an API key with every scope the owner may grant; kept on the context. */
+	async createApiKey(label = 'clinic-e2e'): Promise<string> {
+		if (!this.cookie) await this.login();
+		const scopes = await this.rest<string[]>('GET', '/api-keys/scopes');
+		const created = await this.rest<{ rawApiKey?: string; apiKey: string }>('POST', '/api-keys', {
+			label: `${label}-${Date.now()}`,
+			scopes,
+			expiresAt: null,
+		});
+		const key = created.rawApiKey ?? created.apiKey;
+		this.ctx.auth!.apiKey = key;
+		return key;
+	}
+
+	/** Owner (setup or login) and an API key (reused when the context has one). */
+	async ensureAuth(): Promise<void> {
+		await this.setupOwner();
+		if (!this.ctx.auth?.apiKey) await this.createApiKey();
+	}
+
+	// ------------------------------------------------------------------ workflows
+
+	async getWorkflow(id: string): Promise<PublicWorkflow> {
+		return await this.api<PublicWorkflow>('GET', `/workflows/${id}`);
+	}
+
+	/** 2.x with the publication service; undefined when the endpoint does not exist. */
+	async publicationStatus(id: string): Promise<PublicationStatus | undefined> {
+		if (this.ctx.major < 2) return undefined;
+		try {
+			return await this.rest<PublicationStatus>('GET', `/workflows/${id}/publication-status`, undefined, {
+				expect: [200],
+			});
+		} catch (error) {
+			if (/answered 404/.test((error as Error).message)) return undefined;
+			throw error;
+		}
+	}
+
+	/**
+	 * Activates (1.x) / publishes (2.x) a workflow and returns once its triggers are live:
+	 * on 2.x with the publication service, waits for publication status 'published'.
+	 * Throws when n8n reports the publication failed.
+	 */
+	async activateWorkflow(id: string, options: { timeoutMs?: number } = {}): Promise<PublicWorkflow> {
+		const action = this.ctx.major >= 2 ? 'publish' : 'activate';
+		const workflow = await this.api<PublicWorkflow>('POST', `/workflows/${id}/${action}`, {});
+		if (this.ctx.asyncPublication) {
+			const versionId = workflow.activeVersionId ?? workflow.versionId;
+			await this.waitForPublication(id, versionId ?? undefined, options.timeoutMs);
+		} else if (!workflow.active) {
+			throw new N8nHarnessError(`workflow ${id}: ${action} answered active=false`, this.logTail(40));
+		}
+		return workflow;
+	}
+
+	/**
+	 * 2.x publication service: waits until the workflow is 'published' (with
+	 * `liveVersionId` = `versionId` when given). Also useful after a restart, when n8n
+	 * re-publishes asynchronously. Throws on 'failed' / 'partial'.
+	 */
+	async waitForPublication(id: string, versionId?: string, timeoutMs = 60_000): Promise<PublicationStatus> {
+		return await waitFor(
+			`workflow ${id} to be published`,
+			async () => {
+				const status = await this.publicationStatus(id);
+				if (!status) throw new Error('no publication status (publication service off?)');
+				if (status.status === 'failed' || status.status === 'partial') {
+					const errors = status.triggers.map((t) => `${t.nodeId}: ${t.status} ${t.errorMessage ?? ''}`);
+					throw fatal(
+						new N8nHarnessError(`publication of ${id} ${status.status}: ${errors.join('; ')}`, this.logTail(60)),
+					);
+				}
+				if (status.status !== 'published') return undefined;
+				if (versionId && status.liveVersionId !== versionId) return undefined;
+				return status;
+			},
+			{ timeoutMs, intervalMs: 200, onTimeout: () => this.logTail(60) },
+		);
+	}
+
+	/** Deactivates (1.x) / unpublishes (2.x); on 2.x with the service, waits for 'not_published'. */
+	async deactivateWorkflow(id: string, options: { timeoutMs?: number } = {}): Promise<PublicWorkflow> {
+		const action = this.ctx.major >= 2 ? 'unpublish' : 'deactivate';
+		const workflow = await this.api<PublicWorkflow>('POST', `/workflows/${id}/${action}`, {});
+		if (this.ctx.asyncPublication) {
+			await waitFor(
+				`workflow ${id} to be unpublished`,
+				async () => ((await this.publicationStatus(id))?.status === 'not_published' ? true : undefined),
+				{ timeoutMs: options.timeoutMs ?? 60_000, intervalMs: 200, onTimeout: () => this.logTail(60) },
+			);
+		} else if (workflow.active) {
+			throw new N8nHarnessError(`workflow ${id}: ${action} answered active=true`, this.logTail(40));
+		}
+		return workflow;
+	}
+
+	// ------------------------------------------------------------------ executions
+
+	/** All executions of a workflow, newest first, with their data. */
+	async listExecutions(workflowId: string, options: { includeData?: boolean; status?: string } = {}): Promise<Execution[]> {
+		const executions: Execution[] = [];
+		let cursor: string | undefined;
+		do {
+			const query = new URLSearchParams({
+				workflowId,
+				includeData: String(options.includeData ?? true),
+				limit: '100',
+			});
+			if (options.status) query.set('status', options.status);
+			if (cursor) query.set('cursor', cursor);
+			const page = await this.api<{ data: Execution[]; nextCursor?: string | null }>(
+				'GET',
+				`/executions?${query.toString()}`,
+			);
+			executions.push(...page.data);
+			cursor = page.nextCursor ?? undefined;
+		} while (cursor);
+		return executions;
+	}
+
+	/**
+	 * Waits until the workflow has at least `count` finished executions (not running or
+	 * waiting) and returns them, newest first.
+	 */
+	async waitForExecutions(workflowId: string, count: number, options: { timeoutMs?: number } = {}): Promise<Execution[]> {
+		return await waitFor(
+			`${count} execution(s) of workflow ${workflowId}`,
+			async () => {
+				const all = await this.listExecutions(workflowId);
+				const done = all.filter((e) => !['running', 'new', 'waiting'].includes(e.status));
+				return done.length >= count ? done : undefined;
+			},
+			{ timeoutMs: options.timeoutMs ?? 60_000, intervalMs: 300, onTimeout: () => this.logTail(40) },
+		);
+	}
+}
+
+/**
+ * Starts `n8n start` in the context, waits for /healthz and for n8n's "Editor is now
+ * accessible" line (printed after it activated the active workflows, or on 2.x after
+ * the publication service started), then sets up the owner and an API key.
+ */
+export async function startN8n(ctx: N8nContext, options: StartOptions = {}): Promise<N8nServer> {
+	const { child, logFile } = await ctx.spawnN8n(['start'], { logName: 'start', env: options.env });
+	const server = new N8nServer(ctx, child, logFile);
+	const started = Date.now();
+	const timeoutMs = options.timeoutMs ?? 3 * 60_000;
+	try {
+		await waitFor(
+			`n8n ${ctx.version} to start on ${ctx.baseUrl}`,
+			async () => {
+				if (!server.running) {
+					throw fatal(
+						new N8nHarnessError(
+							`n8n ${ctx.version} exited (${child.exitCode ?? child.signalCode}) while starting`,
+							server.logTail(80),
+						),
+					);
+				}
+				if (!/Editor is now accessible via/.test(server.log())) return undefined;
+				const response = await fetch(`${ctx.baseUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
+				return response.ok ? true : undefined;
+			},
+			{ timeoutMs, intervalMs: 250, onTimeout: () => server.logTail(80) },
+		);
+	} catch (error) {
+		await server.stop(5_000);
+		throw error;
+	}
+	server.startupMs = Date.now() - started;
+	if (options.auth !== false) await server.ensureAuth();
+	return server;
+}

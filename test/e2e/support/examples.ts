@@ -1,0 +1,57 @@
+/** The repository's example workflows, pointed at a running simulator. */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { Simulator } from '../../simulator';
+import type { CredentialImport, WorkflowImport } from '../harness';
+import { REPO_ROOT } from '../harness';
+
+export const EXAMPLES_DIR = join(REPO_ROOT, 'examples');
+
+/** The address the examples use for public operations: the demo simulator's. */
+const DEMO_API_BASE = 'http://127.0.0.1:4010/api/v1';
+
+export const DEMO_CREDENTIAL_IDS = {
+	clinicApi: 'clinicDemoApi0001',
+	clinicPatientPortalApi: 'clinicDemoPortal01',
+} as const;
+
+export function exampleFiles(): string[] {
+	return readdirSync(EXAMPLES_DIR).filter((file) => file.endsWith('.json'));
+}
+
+/** An example as n8n imports it, with the simulator's address in place of the demo's. */
+export function loadExample(file: string, sim: Pick<Simulator, 'apiBaseUrl'>): WorkflowImport {
+	const text = readFileSync(join(EXAMPLES_DIR, file), 'utf8').split(DEMO_API_BASE).join(sim.apiBaseUrl);
+	return JSON.parse(text) as WorkflowImport;
+}
+
+/** The credentials the examples refer to, filled with the simulator's accounts. */
+export function simulatorCredentials(
+	sim: Pick<Simulator, 'apiBaseUrl' | 'webhooksBaseUrl' | 'topicPrefix' | 'demo'>,
+	portalToken?: string,
+): CredentialImport[] {
+	const credentials: CredentialImport[] = [
+		{
+			id: DEMO_CREDENTIAL_IDS.clinicApi,
+			name: 'Clinic API (simulator)',
+			type: 'clinicApi',
+			data: {
+				baseUrl: sim.apiBaseUrl,
+				webhookBaseUrl: sim.webhooksBaseUrl,
+				topicPrefix: sim.topicPrefix,
+				username: sim.demo.username,
+				password: sim.demo.password,
+			},
+		},
+	];
+	if (portalToken) {
+		credentials.push({
+			id: DEMO_CREDENTIAL_IDS.clinicPatientPortalApi,
+			name: 'Clinic Patient Portal (simulator)',
+			type: 'clinicPatientPortalApi',
+			data: { baseUrl: sim.apiBaseUrl, portalToken },
+		});
+	}
+	return credentials;
+}
