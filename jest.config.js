@@ -15,6 +15,8 @@ module.exports = {
 			testEnvironment: 'node',
 			transform: { '^.+\\.ts$': tsJest },
 			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+			// Installs every tested n8n version in parallel before the first test file (cached).
+			globalSetup: '<rootDir>/test/e2e/harness/global-setup.ts',
 		},
 	],
 };
