@@ -12,8 +12,8 @@ export const EXAMPLES_DIR = join(REPO_ROOT, 'examples');
 const DEMO_API_BASE = 'http://127.0.0.1:4010/api/v1';
 
 export const DEMO_CREDENTIAL_IDS = {
-	clinicApi: 'clinicDemoApi0001',
-	clinicPatientPortalApi: 'clinicDemoPortal01',
+	clinicApi: 'clinicDemoApi001',
+	clinicPatientPortalApi: 'clinicDemoPortal',
 } as const;
 
 export function exampleFiles(): string[] {

@@ -1,0 +1,48 @@
+import { readFileSync, readdirSync } from 'fs';
+import { join } from 'path';
+
+import { Clinic } from '../../nodes/Clinic/Clinic.node';
+import { ClinicTrigger } from '../../nodes/ClinicTrigger/ClinicTrigger.node';
+
+const dir = join(__dirname, '..', '..', 'examples');
+const examples = readdirSync(dir)
+	.filter((file) => file.endsWith('.json'))
+	.map((file) => [file, JSON.parse(readFileSync(join(dir, file), 'utf8'))] as const);
+
+interface ExampleNode {
+	name: string;
+	type: string;
+	parameters: Record<string, unknown>;
+	credentials?: Record<string, { id: string }>;
+}
+
+const descriptions: Record<string, { properties: Array<{ name: string }> }> = {
+	'n8n-nodes-clinic.clinic': new Clinic().description,
+	'n8n-nodes-clinic.clinicTrigger': new ClinicTrigger().description,
+};
+
+describe.each(examples)('example %s', (_file, workflow) => {
+	it('has a 16-character id like the ones n8n makes (n8n 1.x keeps no trigger data for others)', () => {
+		expect(workflow.id).toMatch(/^[A-Za-z0-9]{16}$/);
+		for (const node of workflow.nodes as ExampleNode[]) {
+			for (const credential of Object.values(node.credentials ?? {})) expect(credential.id).toMatch(/^[A-Za-z0-9]{16}$/);
+		}
+	});
+
+	it('sets only parameters the Clinic nodes have', () => {
+		for (const node of (workflow.nodes as ExampleNode[]).filter((n) => descriptions[n.type])) {
+			const known = new Set(descriptions[node.type].properties.map((property) => property.name));
+			expect(Object.keys(node.parameters).filter((name) => !known.has(name))).toEqual([]);
+		}
+	});
+
+	it('connects every node', () => {
+		const names = (workflow.nodes as ExampleNode[]).map((node) => node.name);
+		const targets = new Set(
+			Object.values(workflow.connections as Record<string, { main: Array<Array<{ node: string }>> }>).flatMap((c) =>
+				c.main.flat().map((link) => link.node),
+			),
+		);
+		expect(names.slice(1).filter((name) => !targets.has(name))).toEqual([]);
+	});
+});
