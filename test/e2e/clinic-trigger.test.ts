@@ -185,6 +185,36 @@ describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationS
 	);
 
 	it(
+		"the credential's Test button signs in for real and says what is wrong",
+		n8n.run(async () => {
+			const test = async (data: Record<string, unknown>) =>
+				await server.rest<{ status: string; message: string }>('POST', '/credentials/test', {
+					credentials: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)', type: 'clinicApi', data },
+				});
+			const [good] = simulatorCredentials(sim);
+			sim.clearLog();
+			expect(await test(good.data)).toMatchObject({ status: 'OK' });
+			// An authenticated read with this account's token (the one n8n already holds for the
+			// same URL, username and password; any change to them signs in anew, as below).
+			expect(sim.log.map((e) => [e.method, e.path, e.status, e.tokenPlacement])).toContainEqual([
+				'GET',
+				'/api/v1/invoice_item_locations',
+				200,
+				['header'],
+			]);
+
+			const wrong = await test({ ...good.data, password: 'not-the-password' });
+			expect(wrong.status).toBe('Error');
+			expect(wrong.message).toMatch(/refused the username or password/);
+			expect(wrong.message).not.toContain('not-the-password');
+
+			const twoFactor = await test({ ...good.data, username: sim.twoFactor.username, password: sim.twoFactor.password });
+			expect(twoFactor.message).toMatch(/two-factor/);
+		}),
+		5 * 60_000,
+	);
+
+	it(
 		'deactivation removes every subscription',
 		n8n.run(async () => {
 			await server.deactivateWorkflow(patientsId);
