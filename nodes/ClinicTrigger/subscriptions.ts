@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IHookFunctions, INode, JsonObject } from 'n8n-workflow';
 
-import { EVENTS, findEvent, fullTopic } from '../shared/catalog';
+import { EVENTS, describeTopicPrefixProblem, findEvent, fullTopic } from '../shared/catalog';
 import type { CatalogEvent } from '../shared/catalog';
 import { ClinicClient } from '../shared/transport';
 import type { IntegrationCredentialType } from '../shared/transport';
@@ -376,10 +376,10 @@ export async function create(this: IHookFunctions): Promise<boolean> {
 	checkAddress(this, setup);
 	const events = selectedEvents(setup.node, selectedEventKeys(this));
 	const topicPrefix = await topicPrefixOf(setup);
-	if (!topicPrefix) {
-		throw new NodeOperationError(setup.node, 'The credential has no Topic Prefix', {
-			description:
-				'Add the topic prefix assigned to your organisation (the part before the dot, e.g. clinic-38729) to the Clinic credential.',
+	const problem = describeTopicPrefixProblem(topicPrefix);
+	if (problem) {
+		throw new NodeOperationError(setup.node, problem, {
+			description: 'Topics are that prefix, a dot and a suffix such as patient: clinic-38729.patient.',
 		});
 	}
 	const { subscriptions, staticData } = setup;

@@ -98,3 +98,22 @@ export function splitTopic(topic: string): { prefix: string; suffix: string } | 
 	}
 	return undefined;
 }
+
+/**
+ * What is wrong with a topic prefix from a credential, or undefined when it is fine.
+ * A prefix is the part before the dot (`clinic-38729`), never a whole topic.
+ */
+export function describeTopicPrefixProblem(prefix: string): string | undefined {
+	if (!prefix) {
+		return 'The Clinic credential has no Topic Prefix: add the prefix assigned to your organisation (the part before the dot, e.g. clinic-38729)';
+	}
+	if (/\s/.test(prefix)) return `The credential's Topic Prefix "${prefix}" contains spaces: enter it as given, e.g. clinic-38729`;
+	if (prefix.endsWith('.')) {
+		return `The credential's Topic Prefix "${prefix}" ends with a dot: enter it without the dot, e.g. ${prefix.slice(0, -1)}`;
+	}
+	const whole = splitTopic(prefix);
+	if (whole) {
+		return `The credential's Topic Prefix "${prefix}" is a whole topic: enter only the part before the dot, ${whole.prefix}`;
+	}
+	return undefined;
+}

@@ -88,7 +88,7 @@ describe('Event > Get Many', () => {
 			{ credentials: { clinicApi: integrationCredentials(t.sim, { topicPrefix: '' }) } },
 		);
 
-		expect(errorText(result)).toContain('Fill "Topic Prefix" in the Clinic credential');
+		expect(errorText(result)).toContain('The Clinic credential has no Topic Prefix');
 	});
 
 	test('the shared secret inside delivery logs is never output', async () => {

@@ -64,7 +64,7 @@ describe('Webhook Subscription > Create', () => {
 	test('no topic prefix in the credential -> says to fill "Topic Prefix"', async () => {
 		const result = await t.run(create, { credentials: { clinicApi: integrationCredentials(t.sim, { topicPrefix: '' }) } });
 
-		expect(errorText(result)).toContain('Fill "Topic Prefix" in the Clinic credential');
+		expect(errorText(result)).toContain('The Clinic credential has no Topic Prefix');
 		expect(t.requests()).toEqual([]);
 	});
 });

@@ -116,7 +116,7 @@ describe('activation (create)', () => {
 		const credentials = credentialsFor(sim);
 		credentials.clinicApi.topicPrefix = '';
 		const created = await runTriggerHook('create', options({ credentials }));
-		expect(created.error?.message).toBe('The credential has no Topic Prefix');
+		expect(created.error?.message).toMatch(/^The Clinic credential has no Topic Prefix/);
 		expect(sim.subscriptions()).toHaveLength(0);
 	});
 

@@ -6,6 +6,7 @@
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, JsonObject } from 'n8n-workflow';
 
+import { describeTopicPrefixProblem } from '../../shared/catalog';
 import type { ClinicClient } from '../../shared/transport';
 
 /** The outcome of a request, so an operation can look at a failure before it rethrows it. */
@@ -55,11 +56,12 @@ export function recordsOf(ctx: IExecuteFunctions, body: unknown, key: string, it
 /** The topic prefix of the integration credential, e.g. `clinic-38729`; without it no topic is complete. */
 export async function requireTopicPrefix(ctx: IExecuteFunctions, client: ClinicClient, itemIndex: number): Promise<string> {
 	const { topicPrefix } = await client.integrationSettings(itemIndex);
-	if (!topicPrefix) {
-		throw new NodeOperationError(ctx.getNode(), 'The Clinic credential has no topic prefix', {
+	const problem = describeTopicPrefixProblem(topicPrefix);
+	if (problem) {
+		throw new NodeOperationError(ctx.getNode(), problem, {
 			itemIndex,
 			description:
-				'Fill "Topic Prefix" in the Clinic credential with the prefix your service assigned (it looks like clinic-38729). Topics are that prefix plus a suffix such as .patient.',
+				'Fix "Topic Prefix" in the Clinic credential: the prefix your service assigned (it looks like clinic-38729). Topics are that prefix plus a suffix such as .patient.',
 		});
 	}
 	return topicPrefix;
