@@ -7,6 +7,8 @@ import type {
 	Icon,
 } from 'n8n-workflow';
 
+import { API_BASE_URL_EXPRESSION, apiBaseUrlProperty } from './ClinicProperties';
+
 export class ClinicPatientPortalApi implements ICredentialType {
 	name = 'clinicPatientPortalApi';
 
@@ -17,15 +19,7 @@ export class ClinicPatientPortalApi implements ICredentialType {
 	documentationUrl = 'https://github.com/n8n-nodes-clinic/n8n-nodes-clinic#credentials';
 
 	properties: INodeProperties[] = [
-		{
-			displayName: 'API Base URL',
-			name: 'baseUrl',
-			type: 'string',
-			default: '',
-			required: true,
-			placeholder: 'https://api.your-clinic-service.com/api/v1',
-			description: 'The main API address. With or without /api/v1 and a trailing slash: both work.',
-		},
+		apiBaseUrlProperty,
 		{
 			displayName: 'Portal Token',
 			name: 'portalToken',
@@ -52,7 +46,7 @@ export class ClinicPatientPortalApi implements ICredentialType {
 
 	test: ICredentialTestRequest = {
 		request: {
-			baseURL: '={{$credentials.baseUrl.trim().replace(/\\/+$/, "").replace(/\\/api\\/v1$/, "") + "/api/v1"}}',
+			baseURL: API_BASE_URL_EXPRESSION,
 			url: '/patient_portal/people',
 			method: 'GET',
 		},

@@ -2,18 +2,24 @@ import type { ICredentialTestRequest, INodeProperties } from 'n8n-workflow';
 
 import { DEFAULT_CFDI_QUERY_PARAMETER } from './ClinicAuth';
 
+/** The main API address, in every credential (and, for public operations, in the node). */
+export const apiBaseUrlProperty: INodeProperties = {
+	displayName: 'API Base URL',
+	name: 'baseUrl',
+	type: 'string',
+	default: '',
+	required: true,
+	placeholder: 'https://api.your-clinic-service.com/api/v1',
+	description: 'The main API address you were given. With or without /api/v1 and a trailing slash: both work.',
+};
+
+/** `baseUrl` normalised inside n8n's expression for a credential's test request. */
+export const API_BASE_URL_EXPRESSION =
+	'={{$credentials.baseUrl.trim().replace(/\\/+$/, "").replace(/\\/api\\/v1$/, "") + "/api/v1"}}';
+
 /** Fields both integration credentials share: where the two hosts are and the topic prefix. */
 export const hostProperties: INodeProperties[] = [
-	{
-		displayName: 'API Base URL',
-		name: 'baseUrl',
-		type: 'string',
-		default: '',
-		required: true,
-		placeholder: 'https://api.your-clinic-service.com/api/v1',
-		description:
-			'The main API address you were given. With or without /api/v1 and a trailing slash: both work.',
-	},
+	apiBaseUrlProperty,
 	{
 		displayName: 'Webhook Service Base URL',
 		name: 'webhookBaseUrl',
@@ -70,7 +76,7 @@ export const sessionProperties: INodeProperties[] = [
 /** A cheap authenticated read: the Test button proves the whole sign-in chain with it. */
 export const integrationTestRequest: ICredentialTestRequest = {
 	request: {
-		baseURL: '={{$credentials.baseUrl.trim().replace(/\\/+$/, "").replace(/\\/api\\/v1$/, "") + "/api/v1"}}',
+		baseURL: API_BASE_URL_EXPRESSION,
 		url: '/invoice_item_locations',
 		method: 'GET',
 	},
