@@ -1,0 +1,59 @@
+/**
+ * The node option "Parallel Requests": items overlap on the wire, yet output order and
+ * pairing stay those of the input, one token serves them all, failures stay with their
+ * item, and the service's 429 Retry-After is waited out.
+ */
+import { errorText, itemsOf, jsonOf, useSimulator } from './support';
+
+const harness = useSimulator();
+const consultationIds = [3, 1, 2, 1, 3, 2, 2, 1, 3, 1, 2, 3];
+const items = consultationIds.map((id) => ({ json: { id } }));
+const getConsultation = (parallelRequests: number) => ({
+	resource: 'consultation',
+	operation: 'get',
+	consultationId: '={{ $json.id }}',
+	options: { parallelRequests },
+});
+
+describe('Parallel Requests', () => {
+	it('keeps the input order and pairing, with one sign-in for all items', async () => {
+		harness.sim.setLatency(30);
+		const result = await harness.run(getConsultation(6), { items });
+		const output = itemsOf(result);
+		expect(output.map((item) => item.json.id)).toEqual(consultationIds);
+		expect(output.map((item) => item.pairedItem)).toEqual(consultationIds.map((_id, item) => ({ item })));
+		expect(harness.sim.tokenRequests()).toBe(1);
+	});
+
+	it('sends requests at the same time (not one after the other)', async () => {
+		harness.sim.setLatency(200);
+		const started = Date.now();
+		await harness.run(getConsultation(12), { items });
+		// Twelve 200 ms requests one after the other would take 2.4 s; overlapped, far less.
+		expect(Date.now() - started).toBeLessThan(2400);
+	});
+
+	it('with On Error: Continue, a failed item becomes an error item in its own place', async () => {
+		const mixed = [{ json: { id: 1 } }, { json: { id: 999 } }, { json: { id: 2 } }, { json: { id: 'abc' } }];
+		const result = await harness.run(getConsultation(4), { items: mixed, continueOnFail: true });
+		const output = itemsOf(result);
+		expect(output.map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }, { item: 3 }]);
+		expect(output[0].json).toMatchObject({ id: 1 });
+		expect(output[1].json.error).toMatch(/Consultation 999 was not found/);
+		expect(output[2].json).toMatchObject({ id: 2 });
+		expect(output[3].json.error).toMatch(/Consultation ID must be a whole number.*item 4/);
+	});
+
+	it('without it, the run stops with the first failing item\'s error', async () => {
+		const mixed = [{ json: { id: 1 } }, { json: { id: 2 } }, { json: { id: 998 } }, { json: { id: 999 } }];
+		const result = await harness.run(getConsultation(4), { items: mixed });
+		expect(errorText(result)).toMatch(/Consultation 998 was not found/);
+	});
+
+	it('waits out 429 Retry-After and still answers every item', async () => {
+		harness.sim.setRateLimit({ every: 3, retryAfterSeconds: 1 });
+		const result = await harness.run(getConsultation(4), { items: items.slice(0, 6) });
+		expect(jsonOf(result).map((json) => json.id)).toEqual(consultationIds.slice(0, 6));
+		expect(harness.sim.log.filter((entry) => entry.status === 429).length).toBeGreaterThan(0);
+	});
+});
