@@ -1,0 +1,205 @@
+/**
+ * (5) 2,000 signed deliveries into an active Clinic Trigger against n8n's own Webhook
+ * node (POST) on the same running n8n (`n8n start`, both workflows active), sent from the
+ * benchmark process over keep-alive connections, 16 in flight, signed as the simulator
+ * signs them (HMAC-SHA256 with the secret of the subscription the trigger registered).
+ * Accepted deliveries/s is the rate of 2xx answers; both nodes answer on receipt and
+ * the executions run behind, so the time until every execution finished is shown too.
+ * Then 200 exact copies of already accepted deliveries: the trigger must start nothing.
+ *
+ * Executions are saved as n8n saves them by default (EXECUTIONS_DATA_SAVE_ON_SUCCESS=all),
+ * for both nodes alike: that is what users run, and it lets the executions be counted
+ * exactly instead of inferred from the answers.
+ */
+import { randomUUID } from 'node:crypto';
+
+import type { Bench, Goal, Sample, SectionResult } from './lib/bench';
+import { importAll, medianOf, roundLabel } from './lib/bench';
+import type { WorkflowImport } from './lib/n8n';
+import { newN8nId } from './lib/n8n';
+import { RssSampler } from './lib/proc';
+import { sendAll, type Answer } from './lib/sender';
+import { fmt, mib, perSecond, runsList, table } from './lib/stats';
+import { CLINIC_TRIGGER_TYPE, clinicCredential, type NodeSpec } from './lib/workflows';
+import { startN8n, waitFor, type N8nServer } from '../test/e2e/harness';
+import { signDelivery } from '../test/simulator';
+
+const CONCURRENCY = 16;
+const EVENT = 'patient:patient-updated';
+const WEBHOOK_PATH = 'bench-deliveries';
+
+type Kind = 'trigger' | 'webhook';
+const LABELS: Record<Kind, string> = {
+	trigger: 'Clinic Trigger (signature checked, duplicates dropped)',
+	webhook: 'Webhook node 2, POST, respond immediately',
+};
+
+function singleNodeWorkflow(name: string, node: NodeSpec): WorkflowImport {
+	return {
+		id: newN8nId(),
+		name,
+		nodes: [{ ...node, id: newN8nId(), name: 'Receiver', position: [0, 0], webhookId: randomUUID() }],
+		connections: {},
+	};
+}
+
+/** Executions of a workflow that finished successfully (n8n's own list, with its count). */
+async function successCount(server: N8nServer, workflowId: string): Promise<number> {
+	const filter = encodeURIComponent(JSON.stringify({ workflowId, status: ['success'] }));
+	const page = await server.rest<{ count: number }>('GET', `/executions?filter=${filter}&limit=1`);
+	return page.count;
+}
+
+async function waitForCount(server: N8nServer, workflowId: string, expected: number, timeoutMs: number): Promise<number> {
+	return await waitFor(
+		`${expected} successful executions of ${workflowId}`,
+		async () => {
+			const count = await successCount(server, workflowId);
+			return count >= expected ? count : undefined;
+		},
+		{ timeoutMs, intervalMs: 100 },
+	);
+}
+
+const accepted = (answer: Answer) => answer.status >= 200 && answer.status < 300;
+const markedDuplicate = (answer: Answer) => (answer.body as { duplicate?: boolean } | undefined)?.duplicate === true;
+
+export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
+	const { sim, options, ctx } = bench;
+	const count = options.quick ? 300 : 2000;
+	const duplicates = options.quick ? 50 : 200;
+	// A round is minutes on n8n 2.x (each delivery is a saved execution): at most 3
+	// measured rounds, and a warm-up of a tenth of the deliveries.
+	const measuredRounds = Math.min(options.runs, 3);
+	const rounds = measuredRounds + 1;
+	const deliveriesIn = (round: number) => (round === 0 ? Math.ceil(count / 10) : count);
+	sim.reset();
+	sim.seedEvents(1);
+	const template = sim.events()[0].value as Record<string, unknown>;
+
+	const credential = clinicCredential(sim, 'bench 5');
+	const workflows: Record<Kind, WorkflowImport> = {
+		trigger: singleNodeWorkflow('bench 5: Clinic Trigger', {
+			type: CLINIC_TRIGGER_TYPE,
+			typeVersion: 1,
+			parameters: { authentication: 'clinicApi', events: [EVENT], options: { allowInsecureUrl: true } },
+			credentials: { clinicApi: { id: credential.id, name: credential.name } },
+		}),
+		webhook: singleNodeWorkflow('bench 5: Webhook', {
+			type: 'n8n-nodes-base.webhook',
+			typeVersion: 2,
+			parameters: { httpMethod: 'POST', path: WEBHOOK_PATH, responseMode: 'onReceived', options: {} },
+		}),
+	};
+	await importAll(bench, [credential], Object.values(workflows));
+
+	bench.log('[5] starting n8n');
+	const server = await startN8n(ctx);
+	try {
+		for (const kind of ['trigger', 'webhook'] as const) await server.activateWorkflow(workflows[kind].id!);
+		const subscriptions = sim.subscriptions().filter((s) => s.status === 'enabled' && !s.deleted_at);
+		if (subscriptions.length !== 1) throw new Error(`expected 1 live subscription, found ${subscriptions.length}`);
+		const { url: triggerUrl, authentication_data: auth } = subscriptions[0];
+		const urls: Record<Kind, string> = { trigger: triggerUrl, webhook: server.webhookUrl(WEBHOOK_PATH) };
+		const headersOf = (body: Buffer) => ({ 'content-type': 'application/json', signature: signDelivery(auth.secret, body) });
+		const bodiesFor = (kind: Kind, round: number) =>
+			Array.from({ length: deliveriesIn(round) }, (_, i) =>
+				Buffer.from(JSON.stringify({ value: { ...template, updated_at: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString(), bench: `${kind}-${round}-${i}` } })),
+			);
+
+		const samples: Record<Kind, Sample[]> = { trigger: [], webhook: [] };
+		const refused: string[] = [];
+		const executed: Record<Kind, number> = { trigger: 0, webhook: 0 };
+		const lastBodies: Record<Kind, Buffer[]> = { trigger: [], webhook: [] };
+		for (let round = 0; round < rounds; round++) {
+			for (const kind of ['trigger', 'webhook'] as const) {
+				const bodies = bodiesFor(kind, round);
+				const rss = new RssSampler(server.child.pid!);
+				const started = Date.now();
+				const sent = await sendAll(urls[kind], bodies, headersOf, CONCURRENCY);
+				const ok = sent.answers.filter((a) => accepted(a) && !markedDuplicate(a)).length;
+				if (ok !== bodies.length) {
+					const statuses = [...new Set(sent.answers.map((a) => a.status))].join(',');
+					refused.push(`${kind} ${roundLabel(round, measuredRounds)}: ${bodies.length - ok} not accepted (statuses ${statuses})`);
+				}
+				executed[kind] = await waitForCount(server, workflows[kind].id!, executed[kind] + ok, 10 * 60_000);
+				const doneMs = Date.now() - started;
+				const peakRss = rss.stop();
+				const sample: Sample = {
+					ms: sent.ms,
+					itemsPerSecond: perSecond(ok, sent.ms),
+					executedPerSecond: perSecond(ok, doneMs),
+					peakRss,
+				};
+				bench.log(
+					`[5] ${kind} ${roundLabel(round, measuredRounds)}: ${ok}/${bodies.length} accepted in ${fmt(sent.ms)} ms ` +
+						`(${fmt(sample.itemsPerSecond)}/s), all executed after ${fmt(doneMs)} ms, n8n RSS ${mib(peakRss)} MiB`,
+				);
+				if (round > 0) samples[kind].push(sample);
+				lastBodies[kind] = bodies;
+			}
+		}
+
+		// Exact copies of already accepted deliveries (same bytes, same signature).
+		const repeats: Record<Kind, { answers: Answer[]; started: number }> = {
+			trigger: { answers: [], started: 0 },
+			webhook: { answers: [], started: 0 },
+		};
+		for (const kind of ['trigger', 'webhook'] as const) {
+			const before = await successCount(server, workflows[kind].id!);
+			const sent = await sendAll(urls[kind], lastBodies[kind].slice(0, duplicates), headersOf, CONCURRENCY);
+			// Executions run behind the answers: wait for the ones expected, then a little more.
+			const expected = sent.answers.filter((a) => accepted(a) && !markedDuplicate(a)).length;
+			if (expected > 0) await waitForCount(server, workflows[kind].id!, before + expected, 5 * 60_000);
+			await new Promise((resolve) => setTimeout(resolve, 3_000));
+			repeats[kind] = { answers: sent.answers, started: (await successCount(server, workflows[kind].id!)) - before };
+			bench.log(`[5] ${kind}: ${duplicates} duplicates -> ${repeats[kind].started} executions`);
+		}
+		for (const kind of ['trigger', 'webhook'] as const) await server.deactivateWorkflow(workflows[kind].id!);
+
+		// ---- report
+		const m = (kind: Kind, key: keyof Sample) => medianOf(samples[kind], key);
+		const rows = (['trigger', 'webhook'] as const).map((kind) => [
+			LABELS[kind],
+			fmt(m(kind, 'itemsPerSecond')),
+			fmt(m(kind, 'ms')),
+			fmt(m(kind, 'executedPerSecond')),
+			mib(m(kind, 'peakRss')),
+			`${repeats[kind].answers.filter(markedDuplicate).length}/${duplicates}`,
+			String(repeats[kind].started),
+			runsList(samples[kind].map((s) => s.itemsPerSecond)),
+		]);
+		const triggerRatio = m('trigger', 'itemsPerSecond') / m('webhook', 'itemsPerSecond');
+		const goals: Goal[] = [
+			{
+				text: `(5) Clinic Trigger: all ${count} signed deliveries accepted, accepted/s vs the Webhook node`,
+				met: refused.length === 0,
+				detail:
+					`${fmt(m('trigger', 'itemsPerSecond'))} vs ${fmt(m('webhook', 'itemsPerSecond'))} deliveries/s = ${fmt(triggerRatio, 2)}x` +
+					(refused.length ? `; REFUSED: ${refused.join('; ')}` : ''),
+			},
+			{
+				text: `(5) ${duplicates} exact duplicates start no execution`,
+				met: repeats.trigger.started === 0 && repeats.trigger.answers.every(accepted),
+				detail: `${repeats.trigger.started} executions started, ${repeats.trigger.answers.filter(markedDuplicate).length} answered {duplicate: true}`,
+			},
+		];
+		const markdown = [
+			`One \`n8n start\` with both workflows active (single-node workflows: the receiver only). ${count} deliveries per run ` +
+				`(\`{"value": {...patient...}}\`, about ${fmt(bodiesFor('trigger', 0)[0].length)} bytes, each unique), POSTed by the benchmark ` +
+				`process on keep-alive connections, ${CONCURRENCY} in flight, header \`signature\` = HMAC-SHA256 of the raw body with the secret ` +
+				'of the subscription the trigger registered at the simulator. Accepted/s: 2xx answers per second of sending; ' +
+				'executed/s: deliveries per second until n8n reported every execution finished. ' +
+				`Medians of ${measuredRounds} runs after a warm-up run of ${deliveriesIn(0)} deliveries (a run takes minutes on n8n 2.x). Peak RSS: highest VmRSS of \`n8n start\` while a run was sent and executed. ` +
+				`Then ${duplicates} exact copies of accepted deliveries (same bytes, same signature) to each.`,
+			'',
+			'Executions are saved as n8n saves them by default (`EXECUTIONS_DATA_SAVE_ON_SUCCESS=all`, sqlite) for both nodes, ' +
+				'so they are counted exactly through n8n\'s executions list rather than inferred from the answers.',
+			'',
+			table(['Receiver', 'accepted/s', 'send ms', 'executed/s', 'peak RSS MiB', 'duplicates answered as such', 'executions from duplicates', 'accepted/s per run'], rows),
+		].join('\n');
+		return { title: '5. Signed deliveries: Clinic Trigger vs Webhook node', markdown, goals };
+	} finally {
+		await server.stop();
+	}
+}

@@ -1,0 +1,150 @@
+/**
+ * `npm run bench [-- --n8n 1.123.81] [--quick] [--runs N] [--only 1,3] [--out FILE] [--env KEY=VALUE]`
+ *
+ * Runs the five measurements of issue 7 in real n8n (default 2.41.1) against the
+ * simulator on loopback, prints a table per measurement (medians of several runs after a
+ * warm-up run) and writes them with the machine's description to bench/RESULTS.md.
+ * Not part of the tests.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { measureConsultations } from './consultations';
+import { measureDeliveries } from './deliveries';
+import { measureEvents } from './events';
+import type { Bench, BenchOptions, SectionResult } from './lib/bench';
+import { machineInfo } from './lib/machine';
+import { benchContext } from './lib/n8n';
+import { startBenchSimulator } from './lib/sim';
+import { table } from './lib/stats';
+import { measureParallel } from './parallel';
+import { measurePdf } from './pdf';
+
+const MEASUREMENTS: Array<{ id: number; title: string; run: (bench: Bench) => Promise<SectionResult> }> = [
+	{ id: 1, title: '1. Consultation Get: Clinic node vs HTTP Request node vs the wire', run: measureConsultations },
+	{ id: 2, title: '2. Parallel Requests', run: measureParallel },
+	{ id: 3, title: '3. Event Get Many, Return All', run: measureEvents },
+	{ id: 4, title: '4. Download PDF with filesystem binary data', run: measurePdf },
+	{ id: 5, title: '5. Signed deliveries: Clinic Trigger vs Webhook node', run: measureDeliveries },
+];
+
+interface Args extends BenchOptions {
+	only: Set<number>;
+	out: string;
+	/** Extra environment for every n8n process, e.g. N8N_EXPRESSION_ENGINE=legacy. */
+	env: Record<string, string>;
+}
+
+function parseArgs(argv: string[]): Args {
+	const args: Args = {
+		version: '2.41.1',
+		quick: false,
+		runs: 0,
+		only: new Set(MEASUREMENTS.map((m) => m.id)),
+		out: join(__dirname, 'RESULTS.md'),
+		env: {},
+	};
+	for (let i = 0; i < argv.length; i++) {
+		const flag = argv[i];
+		const value = () => {
+			const next = argv[++i];
+			if (next === undefined) throw new Error(`${flag} needs a value`);
+			return next;
+		};
+		if (flag === '--n8n') args.version = value();
+		else if (flag === '--quick') args.quick = true;
+		else if (flag === '--runs') args.runs = Number(value());
+		else if (flag === '--only') args.only = new Set(value().split(',').map(Number));
+		else if (flag === '--out') args.out = value();
+		else if (flag === '--env') {
+			const [key, ...rest] = value().split('=');
+			if (!/^[A-Z][A-Z0-9_]*$/.test(key) || rest.length === 0) throw new Error('--env needs KEY=VALUE');
+			args.env[key] = rest.join('=');
+		}
+		else throw new Error(`unknown argument ${flag} (see bench/run.ts)`);
+	}
+	if (!args.runs) args.runs = args.quick ? 2 : 5;
+	if (!Number.isInteger(args.runs) || args.runs < 1 || args.runs > 20) throw new Error('--runs must be 1..20');
+	return args;
+}
+
+function goalMark(met: boolean | undefined): string {
+	return met === undefined ? 'not measured' : met ? 'met' : '**missed**';
+}
+
+async function main(): Promise<void> {
+	const argv = process.argv.slice(2);
+	const args = parseArgs(argv);
+	const command = ['npm run bench', ...(argv.length ? ['--', ...argv] : [])].join(' ');
+	const log = (message: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
+	const startedAt = new Date();
+
+	log(`bench: n8n ${args.version}, ${args.runs} measured runs per variant after a warm-up${args.quick ? ' (quick)' : ''}`);
+	const sim = await startBenchSimulator();
+	const ctx = await benchContext(args.version, args.env);
+	const bench: Bench = { options: args, ctx, sim, log };
+	const machine = machineInfo(ctx.install.nodeBin);
+	const sections: SectionResult[] = [];
+	try {
+		for (const measurement of MEASUREMENTS) {
+			if (!args.only.has(measurement.id)) continue;
+			log(`--- ${measurement.title}`);
+			try {
+				sections.push(await measurement.run(bench));
+			} catch (error) {
+				log(`${measurement.title} failed: ${(error as Error).stack ?? String(error)}`);
+				sections.push({
+					title: measurement.title,
+					markdown: `Could not be measured in this run:\n\n\`\`\`\n${(error as Error).message.slice(0, 2000)}\n\`\`\``,
+					goals: [],
+				});
+			}
+			process.stdout.write(`\n## ${sections.at(-1)!.title}\n\n${sections.at(-1)!.markdown}\n`);
+		}
+	} finally {
+		await ctx.dispose();
+		await sim.close();
+	}
+
+	const goals = sections.flatMap((s) => s.goals);
+	const report = [
+		'# Benchmarks',
+		'',
+		'Issue 7: the Clinic node against n8n\'s HTTP Request node and against the wire, in real n8n, ' +
+			'against the simulator (test/simulator) on loopback. Not part of the tests.',
+		'',
+		`Command: \`${command}\``,
+		'',
+		table(
+			['Machine', ''],
+			[
+				['Date', startedAt.toISOString()],
+				['CPUs (nproc)', machine.cpus],
+				['CPU model', machine.cpuModel],
+				['Memory', machine.memory],
+				['OS', machine.os],
+				['n8n', `${args.version} (Node ${machine.n8nNode}), \`n8n execute\` / \`n8n start\`, sqlite`],
+				['Benchmark process (simulator, bare client, senders)', `Node ${machine.benchNode}`],
+				['Runs', `${args.runs} measured runs per variant after one warm-up run (section 5: at most 3); medians`],
+				['Extra n8n environment', Object.entries(args.env).map(([k, v]) => `${k}=${v}`).join(', ') || 'none (the harness\'s, see test/e2e/harness/env.ts)'],
+			],
+		),
+		'',
+		'The simulator, the bare client and the delivery senders run in the benchmark process, ' +
+			'on the same CPUs as n8n: with few CPUs they compete with n8n, which is part of the figures.',
+		'',
+		'## Goals',
+		'',
+		table(['Goal', 'Result', 'Figures'], goals.map((g) => [g.text, goalMark(g.met), g.detail])),
+		'',
+		...sections.flatMap((s) => [`## ${s.title}`, '', s.markdown, '']),
+	].join('\n');
+	writeFileSync(args.out, report, 'utf8');
+	process.stdout.write(`\n## Goals\n\n${table(['Goal', 'Result', 'Figures'], goals.map((g) => [g.text, goalMark(g.met), g.detail]))}\n`);
+	log(`wrote ${args.out}`);
+}
+
+main().catch((error: unknown) => {
+	process.stderr.write(`bench failed: ${(error as Error).stack ?? String(error)}\n`);
+	process.exitCode = 1;
+});
