@@ -10,7 +10,7 @@ import { importAll, medianOf, roundLabel } from './lib/bench';
 import type { RunItem, WorkflowImport } from './lib/n8n';
 import { outputItems, timedExecute } from './lib/n8n';
 import { fetchAccessToken, type Simulator } from './lib/sim';
-import { fmt, mib, perSecond, runsList, table } from './lib/stats';
+import { fmt, mib, perSecond, runsList, signedMib, table } from './lib/stats';
 import { MEASURED, clinicCredential, clinicNode, codeNode, manualThen, type NodeSpec } from './lib/workflows';
 
 const PAGE_SIZE = 100;
@@ -141,7 +141,7 @@ export async function measureEvents(bench: Bench): Promise<SectionResult> {
 				fmt(m(kind, size, 'ms')),
 				kind === 'code' ? '-' : fmt(m(kind, size, 'itemsPerSecond')),
 				mib(m(kind, size, 'peakRss')),
-				size === large ? mib(growth(kind)) : '',
+				size === large ? signedMib(growth(kind)) : '',
 				fmt(outputMiB.get(size), 1),
 				runsList(list.map((s) => s.peakRss! / MiB)),
 			]);
@@ -156,8 +156,8 @@ export async function measureEvents(bench: Bench): Promise<SectionResult> {
 			met: Number.isFinite(beyondOutput) ? beyondOutput <= allowance && failures.length === 0 : undefined,
 			detail:
 				`peak RSS ${mib(m('clinic', large, 'peakRss'))} MiB vs ${mib(m('code', large, 'peakRss'))} MiB for the same output from a Code node ` +
-				`(${beyondOutput >= 0 ? '+' : ''}${mib(beyondOutput)} MiB; allowance ${mib(allowance)} MiB); growth from ${small}: ` +
-				`Clinic ${mib(growth('clinic'))}, Code ${mib(growth('code'))}, HTTP Request ${mib(growth('http'))} MiB` +
+				`(${signedMib(beyondOutput)} MiB; allowance ${mib(allowance)} MiB); growth from ${small}: ` +
+				`Clinic ${signedMib(growth('clinic'))}, Code ${signedMib(growth('code'))}, HTTP Request ${signedMib(growth('http'))} MiB` +
 				(failures.length ? `; WRONG OUTPUT: ${failures.join('; ')}` : ''),
 		},
 		{

@@ -3,7 +3,8 @@
  *
  * Runs the five measurements of issue 7 in real n8n (default 2.41.1) against the
  * simulator on loopback, prints a table per measurement (medians of several runs after a
- * warm-up run) and writes them with the machine's description to bench/RESULTS.md.
+ * warm-up run) and writes them with the machine's description to bench/RESULTS.md;
+ * a sixth section gathers the evidence of where the time goes (traces, CPU profiles).
  * Not part of the tests.
  */
 import { writeFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 
 import { measureConsultations } from './consultations';
 import { measureDeliveries } from './deliveries';
+import { measureDiagnostics } from './diagnostics';
 import { measureEvents } from './events';
 import type { Bench, BenchOptions, SectionResult } from './lib/bench';
 import { machineInfo } from './lib/machine';
@@ -26,6 +28,7 @@ const MEASUREMENTS: Array<{ id: number; title: string; run: (bench: Bench) => Pr
 	{ id: 3, title: '3. Event Get Many, Return All', run: measureEvents },
 	{ id: 4, title: '4. Download PDF with filesystem binary data', run: measurePdf },
 	{ id: 5, title: '5. Signed deliveries: Clinic Trigger vs Webhook node', run: measureDeliveries },
+	{ id: 6, title: '6. Where the time goes (diagnostics)', run: measureDiagnostics },
 ];
 
 interface Args extends BenchOptions {
@@ -67,6 +70,36 @@ function parseArgs(argv: string[]): Args {
 	if (!Number.isInteger(args.runs) || args.runs < 1 || args.runs > 20) throw new Error('--runs must be 1..20');
 	return args;
 }
+
+/**
+ * What the measurements and diagnostics show limits speed. Mechanisms found in n8n's own
+ * code (paths given) and in section 6; the figures are in the sections.
+ */
+const NOTES = [
+	'## What limits speed',
+	'',
+	'- **Per item, the Clinic node costs about what the HTTP Request node costs.** Sections 1-2 give n8n\'s CPU per item ' +
+		'(CPU of `n8n execute` minus a No Operation run with the same items) and section 6 where it goes: on n8n 2.x the ' +
+		'largest single part is evaluating the item\'s expression (`{{ $json.id }}`) in n8n\'s isolated-vm expression engine ' +
+		'(`@n8n/expression-runtime`, `isolated-vm-bridge.js` `execute`), which both nodes pay once per item; then n8n\'s HTTP ' +
+		'helpers (axios), which build new agents for every request (`@n8n/backend-network` `setAxiosAgents` -> `buildNodeAgents`), ' +
+		'so every request opens a new TCP connection (`internalConnect` in the profiles). The Clinic node\'s own code is a ' +
+		'few percent of the samples; the credential is decrypted once per execution (the node passes `credentialsDecrypted` ' +
+		'to `httpRequestWithAuthentication`, so n8n does not load and decrypt it per request) and the token is fetched once.',
+	'- **What differs is how many requests are in flight.** The HTTP Request node starts every item\'s request before ' +
+		'awaiting any (its Batching only pauses between starts), so all waiting overlaps. The Clinic node keeps at most ' +
+		'Parallel Requests (default 1, at most 16) in flight, preserving order and pairing: with 1 it waits for every answer ' +
+		'(even at 0 ms latency a request on a fresh connection is a round trip the HTTP Request node overlaps); with 16 at ' +
+		'20 ms, section 6 shows n8n\'s event loop far from saturated while each request waits behind the other items\' work, ' +
+		'so throughput is about 16 / (time per request).',
+	'- **Receiving webhooks (n8n 2.x):** n8n skips creating an expression isolate for the webhook phase only for its own ' +
+		'Webhook node (`n8n/dist/webhooks/live-webhooks.js` `webhookPhaseNeedsIsolate`: `startNode.type !== WEBHOOK_NODE_TYPE` ' +
+		'-> needs one); every other trigger, the Clinic Trigger included, gets an isolate created and disposed per request ' +
+		'on top of the one each execution gets. No node can opt in.',
+	'- **The machine:** 2 CPUs shared by n8n, its task runner, and the benchmark process (simulator, bare client, senders); ' +
+		'run-to-run spread is large, hence medians, and the per-run figures are shown.',
+	'',
+].join('\n');
 
 function goalMark(met: boolean | undefined): string {
 	return met === undefined ? 'not measured' : met ? 'met' : '**missed**';
@@ -137,6 +170,7 @@ async function main(): Promise<void> {
 		'',
 		table(['Goal', 'Result', 'Figures'], goals.map((g) => [g.text, goalMark(g.met), g.detail])),
 		'',
+		NOTES,
 		...sections.flatMap((s) => [`## ${s.title}`, '', s.markdown, '']),
 	].join('\n');
 	writeFileSync(args.out, report, 'utf8');

@@ -22,6 +22,13 @@ export function mib(bytes: number | undefined): string {
 	return (bytes / (1024 * 1024)).toFixed(0);
 }
 
+/** A difference in MiB with its sign: "+42", "-3". */
+export function signedMib(bytes: number | undefined): string {
+	if (bytes === undefined || !Number.isFinite(bytes)) return '-';
+	const value = Math.round(bytes / (1024 * 1024));
+	return value > 0 ? `+${value}` : String(value === 0 ? 0 : value);
+}
+
 /** "1.23x" */
 export function ratio(a: number | undefined, b: number | undefined): string {
 	if (a === undefined || b === undefined || !Number.isFinite(a) || !Number.isFinite(b) || b === 0) return '-';
