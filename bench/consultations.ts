@@ -78,6 +78,7 @@ export function consultationGetWorkflow(
 	);
 	return { credential, workflow };
 }
+
 const httpId = (item: RunItem): unknown => (item.json.consultation as { id?: unknown } | undefined)?.id;
 
 export async function measureConsultations(bench: Bench): Promise<SectionResult> {

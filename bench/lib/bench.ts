@@ -1,9 +1,7 @@
 /** What every measurement gets and gives back. */
-import type { N8nContext } from './n8n';
-import { importCredentials, importWorkflows } from './n8n';
+import { importCredentials, importWorkflows, type CredentialImport, type N8nContext, type WorkflowImport } from './n8n';
 import type { Simulator } from './sim';
 import { median } from './stats';
-import type { CredentialImport, WorkflowImport } from './n8n';
 
 export interface BenchOptions {
 	/** n8n version, e.g. '2.41.1'. */

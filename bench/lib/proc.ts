@@ -44,7 +44,7 @@ export class ProcessMeter {
 	private readonly timer: NodeJS.Timeout;
 
 	constructor(private readonly pid: number) {
-		this.timer = setInterval(() => this.poll(), POLL_MS);
+		this.timer = setInterval(() => this.poll(), POLL_MS).unref();
 		this.poll();
 	}
 
@@ -69,7 +69,7 @@ export class RssSampler {
 
 	constructor(private readonly pid: number) {
 		this.sample();
-		this.timer = setInterval(() => this.sample(), POLL_MS * 5);
+		this.timer = setInterval(() => this.sample(), POLL_MS * 5).unref();
 	}
 
 	private sample(): void {
