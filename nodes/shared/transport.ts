@@ -98,6 +98,8 @@ export class ClinicClient {
 		private readonly authentication: Authentication,
 		/** Base URL for public operations run without a credential. */
 		private readonly publicBaseUrl = '',
+		/** Waits until the item may send (the action node's "Parallel Requests"). */
+		private readonly waitForTurn?: (itemIndex: number) => Promise<void>,
 	) {}
 
 	get integrationType(): IntegrationCredentialType | undefined {
@@ -175,6 +177,7 @@ export class ClinicClient {
 
 	/** Sends a request and returns status, headers and body (bytes when `binary`). */
 	async requestFull<T = unknown>(request: ClinicRequest, itemIndex = 0): Promise<ClinicResponse<T>> {
+		await this.waitForTurn?.(itemIndex);
 		const base = await this.baseUrl(request, itemIndex);
 		const options: IHttpRequestOptions = {
 			method: request.method,

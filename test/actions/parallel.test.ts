@@ -56,4 +56,27 @@ describe('Parallel Requests', () => {
 		expect(jsonOf(result).map((json) => json.id)).toEqual(consultationIds.slice(0, 6));
 		expect(harness.sim.log.filter((entry) => entry.status === 429).length).toBeGreaterThan(0);
 	});
+
+	it('with Parallel Requests 1, each item\'s requests end before the next item\'s begin', async () => {
+		// Event Get Many pages: three items, each paging with its own page size.
+		harness.sim.seedEvents(25);
+		harness.sim.setLatency(15);
+		const pageSizes = [10, 12, 9];
+		const result = await harness.run(
+			{ resource: 'event', operation: 'getAll', returnAll: true, pageSize: '={{ $json.pageSize }}', options: { parallelRequests: 1 } },
+			{ items: pageSizes.map((pageSize) => ({ json: { pageSize } })) },
+		);
+		expect(jsonOf(result)).toHaveLength(75);
+		const pages = harness.requests().map((entry) => `${entry.query.offset}/${entry.query.limit}`);
+		expect(pages).toEqual(['0/10', '10/10', '20/10', '0/12', '12/12', '24/12', '0/9', '9/9', '18/9']);
+	});
+
+	it('an invalid parameter stops the run there: earlier items are sent, later ones are not', async () => {
+		harness.sim.setLatency(15);
+		const mixed = [{ json: { id: 1 } }, { json: { id: 2 } }, { json: { id: 'abc' } }, { json: { id: 3 } }];
+		const result = await harness.run(getConsultation(1), { items: mixed });
+		expect(errorText(result)).toMatch(/Consultation ID must be a whole number.*item 3/);
+		expect(harness.requests().map((entry) => entry.path)).toEqual(['/api/v1/consultations/1', '/api/v1/consultations/2']);
+	});
 });
+

@@ -1,14 +1,18 @@
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { ClinicClient } from '../../shared/transport';
 import type { Authentication } from '../../shared/transport';
+import { ItemTurns, TurnCancelled } from './itemTurns';
 import { resources } from './resources';
 
 type Operation = (this: IExecuteFunctions, itemIndex: number, client: ClinicClient) => Promise<INodeExecutionData[]>;
 
 /** Upper bound of "Parallel Requests": the service and n8n's memory both deserve restraint. */
 export const MAX_PARALLEL_REQUESTS = 16;
+
+/** Items that may read their parameters ahead of their turn. */
+const READ_AHEAD = 2;
 
 function findOperation(ctx: IExecuteFunctions, resource: string, operation: string): Operation {
 	const module = (resources as Record<string, { operations: Record<string, { execute: Operation }> }>)[resource];
@@ -34,7 +38,8 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		MAX_PARALLEL_REQUESTS,
 	);
 	const execute = findOperation(this, resource, operation);
-	const client = new ClinicClient(this, authentication, publicBaseUrl);
+	const turns = new ItemTurns(parallel);
+	const client = new ClinicClient(this, authentication, publicBaseUrl, async (itemIndex) => await turns.take(itemIndex));
 
 	const results: INodeExecutionData[][] = new Array(items.length);
 	let failure: { itemIndex: number; error: Error } | undefined;
@@ -45,6 +50,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			const output = await execute.call(this, itemIndex, client);
 			results[itemIndex] = this.helpers.constructExecutionMetaData(output, { itemData: { item: itemIndex } });
 		} catch (error) {
+			if (error instanceof TurnCancelled) return;
 			if (this.continueOnFail()) {
 				results[itemIndex] = [
 					{
@@ -59,13 +65,23 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 				return;
 			}
 			if (!failure || itemIndex < failure.itemIndex) failure = { itemIndex, error: error as Error };
+			turns.stopAfter(itemIndex);
+		} finally {
+			turns.end(itemIndex);
 		}
 	};
 
+	// More items run than hold turns: the extra ones read their parameters while the
+	// others' requests are on the wire, then wait for their turn.
 	const worker = async () => {
-		while (!failure && next < items.length) await runItem(next++);
+		while (!failure && next < items.length) {
+			const itemIndex = next++;
+			await sleep(0);
+			if (failure) turns.end(itemIndex);
+			else await runItem(itemIndex);
+		}
 	};
-	await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
+	await Promise.all(Array.from({ length: Math.min(parallel + READ_AHEAD, items.length) }, worker));
 
 	if (failure) {
 		const { error, itemIndex } = failure;
