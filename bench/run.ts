@@ -8,7 +8,7 @@
  * Not part of the tests.
  */
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import { measureConsultations } from './consultations';
 import { measureDeliveries } from './deliveries';
@@ -17,6 +17,8 @@ import { measureEvents } from './events';
 import type { Bench, BenchOptions, SectionResult } from './lib/bench';
 import { machineInfo } from './lib/machine';
 import { benchContext } from './lib/n8n';
+import type { StoredSection } from './lib/sections';
+import { loadSections, mergeSections, saveSections } from './lib/sections';
 import { startBenchSimulator } from './lib/sim';
 import { table } from './lib/stats';
 import { measureParallel } from './parallel';
@@ -118,6 +120,7 @@ async function main(): Promise<void> {
 	const bench: Bench = { options: args, ctx, sim, log };
 	const machine = machineInfo(ctx.install.nodeBin);
 	const sections: SectionResult[] = [];
+	const measured: StoredSection[] = [];
 	try {
 		for (const measurement of MEASUREMENTS) {
 			if (!args.only.has(measurement.id)) continue;
@@ -133,25 +136,30 @@ async function main(): Promise<void> {
 				});
 			}
 			process.stdout.write(`\n## ${sections.at(-1)!.title}\n\n${sections.at(-1)!.markdown}\n`);
+			measured.push({ ...sections.at(-1)!, id: measurement.id, measuredAt: new Date().toISOString(), command });
 		}
 	} finally {
 		await ctx.dispose();
 		await sim.close();
 	}
 
-	const goals = sections.flatMap((s) => s.goals);
+	// Sections not measured now keep their figures from the run that measured them.
+	const sectionsFile = join(dirname(args.out), args.out.endsWith('RESULTS.md') ? 'results.json' : 'results-other.json');
+	const all = mergeSections(loadSections(sectionsFile, args.out), measured);
+	saveSections(sectionsFile, all);
+	const goals = all.flatMap((s) => s.goals);
 	const report = [
 		'# Benchmarks',
 		'',
 		'Issue 7: the Clinic node against n8n\'s HTTP Request node and against the wire, in real n8n, ' +
 			'against the simulator (test/simulator) on loopback. Not part of the tests.',
 		'',
-		`Command: \`${command}\``,
+		`Command of this run: \`${command}\``,
 		'',
 		table(
 			['Machine', ''],
 			[
-				['Date', startedAt.toISOString()],
+				['Date of this run', `${startedAt.toISOString()} (each section says when it was measured)`],
 				['CPUs (nproc)', machine.cpus],
 				['CPU model', machine.cpuModel],
 				['Memory', machine.memory],
@@ -171,7 +179,7 @@ async function main(): Promise<void> {
 		table(['Goal', 'Result', 'Figures'], goals.map((g) => [g.text, goalMark(g.met), g.detail])),
 		'',
 		NOTES,
-		...sections.flatMap((s) => [`## ${s.title}`, '', s.markdown, '']),
+		...all.flatMap((s) => [`## ${s.title}`, '', `Measured ${s.measuredAt} with \`${s.command}\`.`, '', s.markdown, '']),
 	].join('\n');
 	writeFileSync(args.out, report, 'utf8');
 	process.stdout.write(`\n## Goals\n\n${table(['Goal', 'Result', 'Figures'], goals.map((g) => [g.text, goalMark(g.met), g.detail]))}\n`);
