@@ -8,6 +8,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { MAX_PARALLEL_REQUESTS } from '../nodes/Clinic/actions/router';
 import { consultationGetWorkflow } from './consultations';
 import type { Bench, SectionResult } from './lib/bench';
 import { importAll } from './lib/bench';
@@ -58,7 +59,10 @@ export async function measureDiagnostics(bench: Bench): Promise<SectionResult> {
 
 	const variants: Array<{ label: string; build: () => { credential?: CredentialImport; workflow: WorkflowImport } }> = [
 		{ label: 'Clinic node, Parallel Requests 1', build: () => consultationGetWorkflow(sim, 'bench 6: p1', count, 1) },
-		{ label: 'Clinic node, Parallel Requests 16', build: () => consultationGetWorkflow(sim, 'bench 6: p16', count, 16) },
+		{
+			label: `Clinic node, Parallel Requests ${MAX_PARALLEL_REQUESTS}`,
+			build: () => consultationGetWorkflow(sim, 'bench 6: pmax', count, MAX_PARALLEL_REQUESTS),
+		},
 		{
 			label: 'HTTP Request 4.2, default',
 			build: () => ({
@@ -107,15 +111,15 @@ export async function measureDiagnostics(bench: Bench): Promise<SectionResult> {
 	const clinicProfile = await profileConsultationGet(bench, { kind: 'clinic', items: profileItems, parallel: 1, latency: 0 });
 	const httpProfile = await profileConsultationGet(bench, { kind: 'http', items: profileItems, parallel: 1, latency: 0 });
 
-	const p16 = traced.get(variants[1].label);
+	const pMax = traced.get(variants[1].label);
 	const http = traced.get(variants[2].label);
 	const reading =
-		p16 && http
-			? `Reading: with 16 requests in flight the Clinic node kept n8n's event loop ${fmt(p16.loopBusy)}% busy, ` +
-				`yet each request waited ${fmt(p16.connectWait, 1)} ms for its connection and ${fmt(p16.answer, 1)} ms for an answer the simulator ` +
-				`sends after ${LATENCY_MS} ms: the requests queue behind the other items' work in n8n's single thread, and with at most 16 ` +
-				`in flight the throughput cannot exceed 16 / (connection wait + answer) = ${fmt(16000 / (p16.connectWait + p16.answer))} items/s ` +
-				`(measured ${fmt(p16.itemsPerSecond)}). ` +
+		pMax && http
+			? `Reading: with ${MAX_PARALLEL_REQUESTS} requests in flight the Clinic node kept n8n's event loop ${fmt(pMax.loopBusy)}% busy, ` +
+				`yet each request waited ${fmt(pMax.connectWait, 1)} ms for its connection and ${fmt(pMax.answer, 1)} ms for an answer the simulator ` +
+				`sends after ${LATENCY_MS} ms: the requests queue behind the other items' work in n8n's single thread, and with at most ${MAX_PARALLEL_REQUESTS} ` +
+				`in flight the throughput cannot exceed ${MAX_PARALLEL_REQUESTS} / (connection wait + answer) = ${fmt((MAX_PARALLEL_REQUESTS * 1000) / (pMax.connectWait + pMax.answer))} items/s ` +
+				`(measured ${fmt(pMax.itemsPerSecond)}). ` +
 				`The HTTP Request node starts all ${count} requests at once: the loop is ${fmt(http.loopBusy)}% busy and the ` +
 				'waiting overlaps completely, at the price of every request (and its socket) being open at the same time.'
 			: '';

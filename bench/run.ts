@@ -10,6 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
+import { MAX_PARALLEL_REQUESTS } from '../nodes/Clinic/actions/router';
 import { measureConsultations } from './consultations';
 import { measureDeliveries } from './deliveries';
 import { measureDiagnostics } from './diagnostics';
@@ -90,10 +91,10 @@ const NOTES = [
 		'to `httpRequestWithAuthentication`, so n8n does not load and decrypt it per request) and the token is fetched once.',
 	'- **What differs is how many requests are in flight.** The HTTP Request node starts every item\'s request before ' +
 		'awaiting any (its Batching only pauses between starts), so all waiting overlaps. The Clinic node keeps at most ' +
-		'Parallel Requests (default 1, at most 16) in flight, preserving order and pairing: with 1 it waits for every answer ' +
-		'(even at 0 ms latency a request on a fresh connection is a round trip the HTTP Request node overlaps); with 16 at ' +
-		'20 ms, section 6 shows n8n\'s event loop far from saturated while each request waits behind the other items\' work, ' +
-		'so throughput is about 16 / (time per request).',
+		`Parallel Requests (default 1, at most ${MAX_PARALLEL_REQUESTS}) items in conversation with the service, preserving order and ` +
+		'pairing; the next items read their parameters while earlier requests are on the wire. With 1 it still waits for ' +
+		'every answer before the next request (even at 0 ms latency a request on a fresh connection is a round trip the ' +
+		'HTTP Request node overlaps).',
 	'- **Receiving webhooks (n8n 2.x):** n8n skips creating an expression isolate for the webhook phase only for its own ' +
 		'Webhook node (`n8n/dist/webhooks/live-webhooks.js` `webhookPhaseNeedsIsolate`: `startNode.type !== WEBHOOK_NODE_TYPE` ' +
 		'-> needs one); every other trigger, the Clinic Trigger included, gets an isolate created and disposed per request ' +

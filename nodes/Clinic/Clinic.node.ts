@@ -79,7 +79,7 @@ export class Clinic implements INodeType {
 						typeOptions: { minValue: 1, maxValue: MAX_PARALLEL_REQUESTS },
 						default: 1,
 						description:
-							'How many items to send to the service at the same time. Output order and pairing stay the same. Raise it for large batches on a slow connection; the service may answer "too many requests", which n8n then waits out.',
+							'How many items may be in conversation with the service at the same time (1: one item after the other). Output order and pairing stay the same. Raise it for large batches or a slow connection; if the service answers "too many requests", the node waits as long as it asks.',
 					},
 				],
 			},

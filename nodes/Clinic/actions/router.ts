@@ -8,8 +8,11 @@ import { resources } from './resources';
 
 type Operation = (this: IExecuteFunctions, itemIndex: number, client: ClinicClient) => Promise<INodeExecutionData[]>;
 
-/** Upper bound of "Parallel Requests": the service and n8n's memory both deserve restraint. */
-export const MAX_PARALLEL_REQUESTS = 16;
+/**
+ * Upper bound of "Parallel Requests": high enough to keep n8n busy while a slow service
+ * answers, low enough that one node cannot open hundreds of connections to the clinic.
+ */
+export const MAX_PARALLEL_REQUESTS = 64;
 
 /** Items that may read their parameters ahead of their turn. */
 const READ_AHEAD = 2;
