@@ -210,8 +210,8 @@ export async function measurePdf(bench: Bench): Promise<SectionResult> {
 				? 'its peak RSS and live heap stay flat. '
 				: `its live heap stays flat (${signedMib(heldGrowth(own))} MiB) while its peak RSS still grows (${signedMib(growth(own))} MiB): ` +
 					"that rest is garbage, not memory held: n8n's HTTP helpers build new agents, a new connection and their buffers for " +
-					'every request (`@n8n/backend-network` `setAxiosAgents` -> `buildNodeAgents`), and V8 grows the heap under that churn ' +
-					'before it collects. '
+					'every request (`@n8n/backend-network` `setAxiosAgents` -> `buildNodeAgents`), the engine builds its proxies for every ' +
+					'expression, and V8 grows the heap under that churn before it collects. '
 	const goals: Goal[] = [
 		{
 			text: `(4) Download PDF: peak RSS does not grow with the number of files (${small} -> ${large}), filesystem mode`,
@@ -269,9 +269,9 @@ export async function measurePdf(bench: Bench): Promise<SectionResult> {
 			"`WorkflowDataProxy` per file (about 18 KiB with what it keeps), all retained from `(Global handles)`. " +
 			'The legacy-engine row is the same node with the same files, only with expressions evaluated in n8n\'s heap: ' +
 			ownText +
-			'Any node that evaluates an expression per item pays this (the No Operation ' +
+			'Any node that evaluates an expression per item pays the isolate\'s share (the No Operation ' +
 			'baseline evaluates none); nothing in a node can release the isolate\'s callbacks. ' +
-			'It is released when the isolate collects: in one 2,000-file run outside this benchmark the live heap rose and fell ' +
+			'That share is released when the isolate collects: in one 2,000-file run outside this benchmark the live heap rose and fell ' +
 			'rather than growing with every file.',
 		'',
 		"The HTTP Request node grows more: it sends every item's request before it awaits any answer, so all answers and " +
