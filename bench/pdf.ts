@@ -276,7 +276,7 @@ export async function measurePdf(bench: Bench): Promise<SectionResult> {
 		'',
 		"The HTTP Request node grows more: it sends every item's request before it awaits any answer, so all answers and " +
 			'sockets are in flight at once, on top of the same expression cost. The Clinic node keeps at most Parallel Requests ' +
-			"(default 1, at most 16) downloads in flight; each answer's bytes are handed to `prepareBinaryData`, which writes them " +
+			"(default 1, at most 64) downloads in flight; each answer's bytes are handed to `prepareBinaryData`, which writes them " +
 			'to the binary data store, and nothing of them stays with the item (the legacy-engine live heap). With files this small ' +
 			"their bytes are a negligible part of the per-request garbage; streaming answers into the store would matter for files " +
 			'large enough that Parallel Requests x file size counts.',
