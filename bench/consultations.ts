@@ -203,15 +203,21 @@ export async function measureConsultations(bench: Bench): Promise<SectionResult>
 		LATENCIES_MS.flatMap((latency) => (samples.get(`${v.key}/${latency}`) ?? []).map((s) => s.tokens)),
 	);
 	const ratioAt0 = m('clinic1', 0, 'itemsPerSecond') / m('http', 0, 'itemsPerSecond');
+	const maxRatioAt0 = m('clinicMax', 0, 'itemsPerSecond') / m('http', 0, 'itemsPerSecond');
 	const goals: Goal[] = [
 		{
-			text: '(1) Clinic node (default settings) at least as fast as the HTTP Request node (default) with no latency',
+			text: '(1) Clinic node (default settings: Parallel Requests 1) at least as fast as the HTTP Request node (default) with no latency',
 			met: Number.isFinite(ratioAt0) ? ratioAt0 >= 1 : undefined,
 			detail:
-				`${fmt(m('clinic1', 0, 'itemsPerSecond'))} vs ${fmt(m('http', 0, 'itemsPerSecond'))} items/s = ${fmt(ratioAt0, 2)}x ` +
-				`(Parallel Requests ${MAX_PARALLEL_REQUESTS}: ${fmt(m('clinicMax', 0, 'itemsPerSecond'))} items/s = ` +
-				`${fmt(m('clinicMax', 0, 'itemsPerSecond') / m('http', 0, 'itemsPerSecond'), 2)}x); n8n CPU per item ` +
+				`${fmt(m('clinic1', 0, 'itemsPerSecond'))} vs ${fmt(m('http', 0, 'itemsPerSecond'))} items/s = ${fmt(ratioAt0, 2)}x; n8n CPU per item ` +
 				`${fmt((m('clinic1', 0, 'cpuMs') - baselineCpu) / count, 2)} ms vs ${fmt((m('http', 0, 'cpuMs') - baselineCpu) / count, 2)} ms`,
+		},
+		{
+			text: `(1) Clinic node with Parallel Requests ${MAX_PARALLEL_REQUESTS} (upper bound) at least as fast as the HTTP Request node (default) with no latency`,
+			met: Number.isFinite(maxRatioAt0) ? maxRatioAt0 >= 1 : undefined,
+			detail:
+				`${fmt(m('clinicMax', 0, 'itemsPerSecond'))} vs ${fmt(m('http', 0, 'itemsPerSecond'))} items/s = ${fmt(maxRatioAt0, 2)}x; n8n CPU per item ` +
+				`${fmt((m('clinicMax', 0, 'cpuMs') - baselineCpu) / count, 2)} ms`,
 		},
 		{
 			text: '(1) exactly one token request per Clinic run (fresh credential each run)',

@@ -79,6 +79,8 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const worker = async () => {
 		while (!failure && next < items.length) {
 			const itemIndex = next++;
+			// A timer, not a resolved promise: answers that arrived first hand their turns on
+			// and those requests leave before this item's parameters take the thread.
 			await sleep(0);
 			if (failure) turns.end(itemIndex);
 			else await runItem(itemIndex);
