@@ -90,11 +90,18 @@ const NOTES = [
 		'few percent of the samples; the credential is decrypted once per execution (the node passes `credentialsDecrypted` ' +
 		'to `httpRequestWithAuthentication`, so n8n does not load and decrypt it per request) and the token is fetched once.',
 	'- **What differs is how many requests are in flight.** The HTTP Request node starts every item\'s request before ' +
-		'awaiting any (its Batching only pauses between starts), so all waiting overlaps. The Clinic node keeps at most ' +
-		`Parallel Requests (default 1, at most ${MAX_PARALLEL_REQUESTS}) items in conversation with the service, preserving order and ` +
-		'pairing; the next items read their parameters while earlier requests are on the wire. With 1 it still waits for ' +
-		'every answer before the next request (even at 0 ms latency a request on a fresh connection is a round trip the ' +
-		'HTTP Request node overlaps).',
+		'awaiting any (its Batching only pauses between starts), so all waiting overlaps, and n8n\'s other threads (garbage ' +
+		'collection, the expression isolate) and the service work at the same time as its main thread. The Clinic node lets ' +
+		`at most Parallel Requests items (default 1, at most ${MAX_PARALLEL_REQUESTS}) talk to the service at once, in input order, ` +
+		'and the next two items read their parameters meanwhile (after a timer, so that requests whose turn came leave first). ' +
+		'With the default of 1, every answer is waited for before the next request: even at 0 ms latency each item then ' +
+		'costs n8n\'s work for it plus a full round trip on a fresh connection, one after the other. That is the price of ' +
+		'"one item after the other", which the default promises (and which a service that counts requests per second ' +
+		'expects); Parallel Requests removes it.',
+	'- **Memory of many downloads (section 4):** the Clinic node holds nothing per file (live heap after a full ' +
+		'collection, with n8n\'s legacy expression engine). With n8n 2.x\'s default engine, every expression evaluation leaves ' +
+		'callbacks in the isolated-vm bridge that keep the item\'s data proxy alive until the isolate collects its own ' +
+		'garbage; that, and garbage from new HTTP agents per request, is the growth of peak RSS with the number of files.',
 	'- **Receiving webhooks (n8n 2.x):** n8n skips creating an expression isolate for the webhook phase only for its own ' +
 		'Webhook node (`n8n/dist/webhooks/live-webhooks.js` `webhookPhaseNeedsIsolate`: `startNode.type !== WEBHOOK_NODE_TYPE` ' +
 		'-> needs one); every other trigger, the Clinic Trigger included, gets an isolate created and disposed per request ' +

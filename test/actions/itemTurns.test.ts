@@ -52,6 +52,14 @@ describe('ItemTurns', () => {
 		expect(granted).toEqual([0, 2]);
 	});
 
+	test('an item whose turn is over is not made to wait', async () => {
+		const turns = new ItemTurns(1);
+		await turns.take(0);
+		turns.end(0);
+		await turns.take(1);
+		await expect(turns.take(0)).resolves.toBeUndefined();
+	});
+
 	test('asking again while holding the turn is free', async () => {
 		const turns = new ItemTurns(1);
 		await turns.take(0);

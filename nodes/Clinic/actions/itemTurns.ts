@@ -34,7 +34,8 @@ export class ItemTurns {
 
 	/** Resolves once the item holds a turn; an item keeps its turn until `end`. */
 	async take(itemIndex: number): Promise<void> {
-		if (this.holders.has(itemIndex)) return;
+		// An item already past its turn has nothing to wait for (and must not wait forever).
+		if (this.holders.has(itemIndex) || itemIndex < this.next) return;
 		if (itemIndex > this.lastAllowed) throw new TurnCancelled();
 		const turn = new Promise<void>((resolve, reject) => this.waiting.set(itemIndex, { resolve, reject }));
 		this.handOut();
