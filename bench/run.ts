@@ -93,7 +93,8 @@ const NOTES = [
 		'awaiting any (its Batching only pauses between starts), so all waiting overlaps, and n8n\'s other threads (garbage ' +
 		'collection, the expression isolate) and the service work at the same time as its main thread. The Clinic node lets ' +
 		`at most Parallel Requests items (default 1, at most ${MAX_PARALLEL_REQUESTS}) talk to the service at once, in input order, ` +
-		'and the next two items read their parameters meanwhile (after a timer, so that requests whose turn came leave first). ' +
+		'and the next items read their parameters meanwhile, in batches of a quarter of Parallel Requests after a timer (so ' +
+		'that requests whose turn came leave first, and n8n evaluates expressions back to back, which costs it less per item). ' +
 		'With the default of 1, every answer is waited for before the next request: even at 0 ms latency each item then ' +
 		'costs n8n\'s work for it plus a full round trip on a fresh connection, one after the other. That is the price of ' +
 		'"one item after the other", which the default promises (and which a service that counts requests per second ' +
