@@ -113,13 +113,18 @@ export async function measureDiagnostics(bench: Bench): Promise<SectionResult> {
 
 	const pMax = traced.get(variants[1].label);
 	const http = traced.get(variants[2].label);
+	// Which limit the upper bound met: n8n's thread (loop saturated) or the requests in flight.
+	const saturated = (pMax?.loopBusy ?? 0) >= 90;
 	const reading =
 		pMax && http
-			? `Reading: with ${MAX_PARALLEL_REQUESTS} requests in flight the Clinic node kept n8n's event loop ${fmt(pMax.loopBusy)}% busy, ` +
-				`yet each request waited ${fmt(pMax.connectWait, 1)} ms for its connection and ${fmt(pMax.answer, 1)} ms for an answer the simulator ` +
-				`sends after ${LATENCY_MS} ms: the requests queue behind the other items' work in n8n's single thread, and with at most ${MAX_PARALLEL_REQUESTS} ` +
-				`in flight the throughput cannot exceed ${MAX_PARALLEL_REQUESTS} / (connection wait + answer) = ${fmt((MAX_PARALLEL_REQUESTS * 1000) / (pMax.connectWait + pMax.answer))} items/s ` +
-				`(measured ${fmt(pMax.itemsPerSecond)}). ` +
+			? `Reading: with ${MAX_PARALLEL_REQUESTS} requests in flight the Clinic node kept n8n's event loop ${fmt(pMax.loopBusy)}% busy; ` +
+				`each request waited ${fmt(pMax.connectWait, 1)} ms for its connection and ${fmt(pMax.answer, 1)} ms for an answer the simulator ` +
+				`sends after ${LATENCY_MS} ms, because it queues behind the other items' work in n8n's single thread. ` +
+				(saturated
+					? `n8n's thread is the limit here, not the requests in flight (at most ${MAX_PARALLEL_REQUESTS} / (connection wait + answer) = ` +
+						`${fmt((MAX_PARALLEL_REQUESTS * 1000) / (pMax.connectWait + pMax.answer))} items/s; measured ${fmt(pMax.itemsPerSecond)}). `
+					: `With at most ${MAX_PARALLEL_REQUESTS} in flight the throughput cannot exceed ${MAX_PARALLEL_REQUESTS} / (connection wait + answer) = ` +
+						`${fmt((MAX_PARALLEL_REQUESTS * 1000) / (pMax.connectWait + pMax.answer))} items/s (measured ${fmt(pMax.itemsPerSecond)}). `) +
 				`The HTTP Request node starts all ${count} requests at once: the loop is ${fmt(http.loopBusy)}% busy and the ` +
 				'waiting overlaps completely, at the price of every request (and its socket) being open at the same time.'
 			: '';
