@@ -2,6 +2,7 @@
  * The benchmark workflows: Manual Trigger -> Code node making the input items -> the
  * measured node. Only the measured node is timed (its executionTime in the run data).
  */
+import { passwordCredentialData } from '../../test/simulator';
 import type { CredentialImport, WorkflowImport } from './n8n';
 import { newN8nId } from './n8n';
 
@@ -122,12 +123,6 @@ export function clinicCredential(
 		id: newN8nId(),
 		name: `Clinic ${label}`,
 		type: 'clinicApi',
-		data: {
-			baseUrl: sim.apiBaseUrl,
-			webhookBaseUrl: sim.webhooksBaseUrl,
-			topicPrefix: sim.topicPrefix,
-			username: sim.demo.username,
-			password: sim.demo.password,
-		},
+		data: passwordCredentialData(sim),
 	};
 }

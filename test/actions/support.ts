@@ -8,7 +8,7 @@ import type { IBinaryData, INodeExecutionData, INodeParameters } from 'n8n-workf
 
 import { forgetExchanges, runClinicNode } from '../helpers';
 import type { RunClinicNodeOptions, RunClinicNodeResult } from '../helpers';
-import { startSimulator } from '../simulator';
+import { passwordCredentialData, startSimulator } from '../simulator';
 import type { RequestLogEntry, Simulator, SimulatorOptions } from '../simulator';
 
 export interface Harness {
@@ -46,14 +46,7 @@ export function useSimulator(options: SimulatorOptions = {}): Harness {
 }
 
 export function integrationCredentials(sim: Simulator, extra: Record<string, string> = {}) {
-	return {
-		baseUrl: sim.apiBaseUrl,
-		webhookBaseUrl: sim.webhooksBaseUrl,
-		topicPrefix: sim.topicPrefix,
-		username: sim.demo.username,
-		password: sim.demo.password,
-		...extra,
-	};
+	return passwordCredentialData(sim, extra);
 }
 
 /** The JSON of the node's first output. */

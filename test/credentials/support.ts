@@ -9,17 +9,11 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { SecretCollector, findLeaks } from '../helpers';
 import type { CredentialStore } from '../helpers';
+import { passwordCredentialData } from '../simulator';
 import type { RequestLogEntry, Simulator } from '../simulator';
 
 export function passwordCredential(sim: Simulator, overrides: ICredentialDataDecryptedObject = {}): ICredentialDataDecryptedObject {
-	return {
-		baseUrl: sim.apiBaseUrl,
-		webhookBaseUrl: sim.webhooksBaseUrl,
-		topicPrefix: sim.topicPrefix,
-		username: sim.demo.username,
-		password: sim.demo.password,
-		...overrides,
-	};
+	return passwordCredentialData(sim, overrides);
 }
 
 export function refreshCredential(sim: Simulator, refreshToken: string): ICredentialDataDecryptedObject {

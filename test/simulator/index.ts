@@ -20,6 +20,7 @@ import type { HostName, Simulator, SimulatorOptions, TokenKind, TokenPlacement }
 import { handleWebhooks } from './webhooks';
 
 export * from './types';
+export { passwordCredentialData } from './credentials';
 export type { Store } from './store';
 export { sign as signDelivery } from './deliveries';
 

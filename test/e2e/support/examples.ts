@@ -2,6 +2,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { passwordCredentialData } from '../../simulator';
 import type { Simulator } from '../../simulator';
 import type { CredentialImport, WorkflowImport } from '../harness';
 import { REPO_ROOT } from '../harness';
@@ -36,13 +37,7 @@ export function simulatorCredentials(
 			id: DEMO_CREDENTIAL_IDS.clinicApi,
 			name: 'Clinic API (simulator)',
 			type: 'clinicApi',
-			data: {
-				baseUrl: sim.apiBaseUrl,
-				webhookBaseUrl: sim.webhooksBaseUrl,
-				topicPrefix: sim.topicPrefix,
-				username: sim.demo.username,
-				password: sim.demo.password,
-			},
+			data: passwordCredentialData(sim),
 		},
 	];
 	if (portalToken) {
