@@ -1,6 +1,7 @@
 /** POSTs many bodies to one URL with a keep-alive agent and bounded concurrency. */
 import * as http from 'node:http';
-import { performance } from 'node:perf_hooks';
+
+import { keepAlivePool, readBody } from './keepAlive';
 
 export interface Answer {
 	status: number;
@@ -12,25 +13,17 @@ export interface SendResult {
 	answers: Answer[];
 }
 
+/** Never rejects: a failed send is an answer with status 0 and the reason as body. */
 function post(agent: http.Agent, url: URL, body: Buffer, headers: Record<string, string>): Promise<Answer> {
 	return new Promise((resolve) => {
 		const req = http.request(
 			url,
 			{ method: 'POST', agent, headers: { ...headers, 'content-length': String(body.length) } },
 			(res) => {
-				const chunks: Buffer[] = [];
-				res.on('data', (chunk: Buffer) => chunks.push(chunk));
-				res.on('end', () => {
-					const text = Buffer.concat(chunks).toString('utf8');
-					let parsed: unknown = text;
-					try {
-						parsed = JSON.parse(text);
-					} catch {
-						// not JSON
-					}
-					resolve({ status: res.statusCode ?? 0, body: parsed });
-				});
-				res.on('error', () => resolve({ status: 0, body: 'response error' }));
+				readBody(res).then(
+					(parsed) => resolve({ status: res.statusCode ?? 0, body: parsed }),
+					() => resolve({ status: 0, body: 'response error' }),
+				);
 			},
 		);
 		req.setTimeout(60_000, () => req.destroy(new Error('timeout')));
@@ -46,20 +39,9 @@ export async function sendAll(
 	concurrency: number,
 ): Promise<SendResult> {
 	const target = new URL(url);
-	const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
 	const answers: Answer[] = new Array(bodies.length);
-	let next = 0;
-	const started = performance.now();
-	const worker = async () => {
-		while (next < bodies.length) {
-			const index = next++;
-			answers[index] = await post(agent, target, bodies[index], headersOf(bodies[index]));
-		}
-	};
-	try {
-		await Promise.all(Array.from({ length: Math.min(concurrency, bodies.length) }, worker));
-	} finally {
-		agent.destroy();
-	}
-	return { ms: performance.now() - started, answers };
+	const ms = await keepAlivePool(bodies.length, concurrency, async (agent, index) => {
+		answers[index] = await post(agent, target, bodies[index], headersOf(bodies[index]));
+	});
+	return { ms, answers };
 }

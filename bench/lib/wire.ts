@@ -4,7 +4,8 @@
  * nothing else.
  */
 import * as http from 'node:http';
-import { performance } from 'node:perf_hooks';
+
+import { keepAlivePool, readBody } from './keepAlive';
 
 export interface WireResult {
 	ms: number;
@@ -15,19 +16,7 @@ export interface WireResult {
 function get(agent: http.Agent, url: string, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
 	return new Promise((resolve, reject) => {
 		const req = http.get(url, { agent, headers }, (res) => {
-			const chunks: Buffer[] = [];
-			res.on('data', (chunk: Buffer) => chunks.push(chunk));
-			res.on('end', () => {
-				const text = Buffer.concat(chunks).toString('utf8');
-				let body: unknown = text;
-				try {
-					body = JSON.parse(text);
-				} catch {
-					// not JSON: kept as text
-				}
-				resolve({ status: res.statusCode ?? 0, body });
-			});
-			res.on('error', reject);
+			readBody(res).then((body) => resolve({ status: res.statusCode ?? 0, body }), reject);
 		});
 		req.on('error', reject);
 	});
@@ -39,23 +28,12 @@ export async function wireRun(
 	urlOf: (index: number) => string,
 	options: { concurrency: number; headers?: Record<string, string> },
 ): Promise<WireResult> {
-	const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });
 	const statuses = new Map<number, number>();
 	const bodies: unknown[] = new Array(count);
-	let next = 0;
-	const started = performance.now();
-	const worker = async () => {
-		while (next < count) {
-			const index = next++;
-			const { status, body } = await get(agent, urlOf(index), options.headers ?? {});
-			statuses.set(status, (statuses.get(status) ?? 0) + 1);
-			bodies[index] = body;
-		}
-	};
-	try {
-		await Promise.all(Array.from({ length: Math.min(options.concurrency, count) }, worker));
-	} finally {
-		agent.destroy();
-	}
-	return { ms: performance.now() - started, statuses, bodies };
+	const ms = await keepAlivePool(count, options.concurrency, async (agent, index) => {
+		const { status, body } = await get(agent, urlOf(index), options.headers ?? {});
+		statuses.set(status, (statuses.get(status) ?? 0) + 1);
+		bodies[index] = body;
+	});
+	return { ms, statuses, bodies };
 }
