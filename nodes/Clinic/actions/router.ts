@@ -75,7 +75,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	};
 
 	// Items start before their turn and read their parameters while earlier requests are on
-	// the wire. They start in batches after a timer: requests whose turn came leave first,
+	// the wire. Batches after the first start after a timer: requests whose turn came leave first,
 	// and n8n evaluates the next expressions back to back, which costs it less per item.
 	const batch = Math.max(1, Math.floor(parallel / 4));
 	const running = new Set<Promise<void>>();
@@ -87,10 +87,11 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		});
 		running.add(run);
 	};
-	while (!failure && next < items.length) {
-		await sleep(0);
+	for (;;) {
 		while (!failure && next < items.length && running.size < parallel + READ_AHEAD + batch) start(next++);
 		while (!failure && running.size > parallel + READ_AHEAD) await new Promise<void>((resolve) => (wake = resolve));
+		if (failure || next >= items.length) break;
+		await sleep(0);
 	}
 	await Promise.all(running);
 
