@@ -10,12 +10,12 @@ import type {
 } from 'n8n-workflow';
 
 import {
+	ClinicSignInError,
 	exchange,
 	placeIntegrationToken,
 	refreshSessionFingerprint,
 	sessionFromAnswer,
-	singleFlight,
-	staleTokenOf,
+	signIn,
 } from './ClinicAuth';
 import { hostProperties, integrationTestRequest, sessionProperties } from './ClinicProperties';
 import { normaliseApiBaseUrl } from '../nodes/shared/urls';
@@ -61,9 +61,8 @@ export class ClinicRefreshTokenApi implements ICredentialType {
 	async preAuthentication(this: IHttpRequestHelper, credentials: ICredentialDataDecryptedObject) {
 		const baseUrl = normaliseApiBaseUrl(String(credentials.baseUrl ?? ''));
 		const fingerprint = refreshSessionFingerprint(credentials);
-		const staleToken = staleTokenOf(credentials);
 
-		return await singleFlight(fingerprint, staleToken, async (): Promise<IDataObject> => {
+		return await signIn(credentials, fingerprint, async (): Promise<IDataObject> => {
 			const stored =
 				credentials.sessionFingerprint === fingerprint ? String(credentials.rotatedRefreshToken ?? '') : '';
 			const refreshToken =
@@ -71,7 +70,7 @@ export class ClinicRefreshTokenApi implements ICredentialType {
 			const outcome = await exchange(this, baseUrl, 'refresh_token', { refresh_token: refreshToken });
 			if (outcome.kind !== 'token') {
 				// No automatic retries after a refused refresh: only a new token from the user helps.
-				throw new Error(
+				throw new ClinicSignInError(
 					'The clinic service refused the refresh token (it was already used, revoked or has expired). Sign in to the clinic web app, get a new refresh token and paste it into the Clinic Refresh Token API credential.',
 				);
 			}

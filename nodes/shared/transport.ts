@@ -18,11 +18,13 @@ import type {
 
 import {
 	STALE_TOKEN_KEY,
+	WEBHOOK_SIGNING_KEY,
 	passwordSessionFingerprint,
 	refreshSessionFingerprint,
 	sessionNeedsNewToken,
+	signInFailureOf,
 } from '../../credentials/ClinicAuth';
-import { apiError, networkFailureWords, transportError } from './errors';
+import { apiError, networkFailureWords, signInError, transportError } from './errors';
 import { describeBaseUrlProblem, normaliseApiBaseUrl, normaliseWebhookBaseUrl } from './urls';
 
 export type IntegrationCredentialType = 'clinicApi' | 'clinicRefreshTokenApi';
@@ -243,55 +245,53 @@ export class ClinicClient {
 		const node = this.ctx.getNode();
 		if (request.auth === 'integration' && this.signInFailure) {
 			// One refused sign-in per execution: repeating it per item could lock the account.
-			throw transportError(node, this.signInFailure, host, itemIndex);
+			throw signInError(node, this.signInFailure, host, itemIndex);
 		}
-		try {
-			if (request.auth === 'none') {
+		if (request.auth === 'none') {
+			try {
 				return { response: (await this.ctx.helpers.httpRequest({ ...options })) as ClinicResponse, sentToken: '' };
+			} catch (error) {
+				throw transportError(node, unreachable(error), host, itemIndex);
 			}
-			const type = request.auth === 'portal' ? PORTAL_CREDENTIAL_TYPE : this.requireIntegration(itemIndex);
-			const { data, decrypted: credentialsDecrypted } = await this.credentials(type);
-			if (request.auth === 'integration') {
-				const fingerprint = fingerprintOf[type as IntegrationCredentialType](data);
-				if (data.accessToken && sessionNeedsNewToken(data, fingerprint)) {
-					await this.forgetAccessToken(String(data.accessToken));
-				}
+		}
+		const type = request.auth === 'portal' ? PORTAL_CREDENTIAL_TYPE : this.requireIntegration(itemIndex);
+		const { data, decrypted: credentialsDecrypted } = await this.credentials(type);
+		if (request.auth === 'integration') {
+			const fingerprint = fingerprintOf[type as IntegrationCredentialType](data);
+			if (data.accessToken && sessionNeedsNewToken(data, fingerprint)) {
+				await this.forgetAccessToken(String(data.accessToken));
 			}
-			const tokenBefore = String(data.accessToken ?? '');
+		}
+		const tokenBefore = String(data.accessToken ?? '');
+		try {
 			const response = (await this.ctx.helpers.httpRequestWithAuthentication.call(this.ctx, type, { ...options }, {
 				credentialsDecrypted,
 			})) as ClinicResponse;
 			// An empty token before the call means n8n signed in for it and stored the new one.
 			return { response, sentToken: tokenBefore || String(data.accessToken ?? '') };
 		} catch (error) {
-			const reason = describeFailure(error);
-			if (request.auth === 'integration' && isSignInFailure(error)) this.signInFailure = reason;
-			throw transportError(node, reason, host, itemIndex);
+			// The credential recorded a failed sign-in against this very data object.
+			const signInFailure = request.auth === 'integration' ? signInFailureOf(data) : undefined;
+			if (signInFailure) {
+				this.signInFailure = signInFailure;
+				throw signInError(node, signInFailure, host, itemIndex);
+			}
+			throw transportError(node, unreachable(error), host, itemIndex);
 		}
 	}
-}
 
-/** The plain Error a credential's sign-in throws (no HTTP response, our own wording). */
-function ownSignInError(error: unknown): Error | undefined {
-	const seen = new Set<unknown>();
-	for (let current = error; current && typeof current === 'object' && !seen.has(current); ) {
-		seen.add(current);
-		const record = current as { message?: unknown; cause?: unknown; response?: unknown; name?: unknown };
-		if (
-			record.name === 'Error' &&
-			typeof record.message === 'string' &&
-			record.response === undefined &&
-			/clinic|credential|token|two-factor/i.test(record.message)
-		) {
-			return current as Error;
-		}
-		current = record.cause;
+	/**
+	 * The integration credential's key for the Clinic Trigger's subscription secrets. A
+	 * credential saved before the key existed gets one on its next sign-in: with
+	 * `ensure`, the stored access token is set aside so that the next request signs in.
+	 */
+	async webhookSigningKey(options: { ensure?: boolean } = {}): Promise<string> {
+		const type = this.requireIntegration(0);
+		const { data } = await this.credentials(type);
+		const key = String(data[WEBHOOK_SIGNING_KEY] ?? '');
+		if (!key && options.ensure && data.accessToken) await this.forgetAccessToken(String(data.accessToken));
+		return key;
 	}
-	return undefined;
-}
-
-function isSignInFailure(error: unknown): boolean {
-	return ownSignInError(error) !== undefined;
 }
 
 function networkCode(error: unknown): string | undefined {
@@ -306,12 +306,9 @@ function networkCode(error: unknown): string | undefined {
 }
 
 /**
- * A readable reason for a request that got no HTTP answer. Sign-in failures arrive
- * wrapped by n8n; their own message is the one to show. Nothing from the request itself
- * (URL, headers, body) is used: it may hold a token.
+ * A readable reason for a request that got no HTTP answer. Nothing from the request
+ * itself (URL, headers, body) is used: it may hold a token.
  */
-function describeFailure(error: unknown): string {
-	const own = ownSignInError(error);
-	if (own) return own.message;
+function unreachable(error: unknown): string {
 	return `Could not reach the clinic service: ${networkFailureWords(networkCode(error))}`;
 }
