@@ -293,6 +293,16 @@ class Subscriptions {
 	}
 }
 
+/**
+ * What n8n shows when activation fails. n8n 1.x shows only the description of a
+ * NodeApiError (workflow.service.ts), which would hide which event failed and what the
+ * service answered; a NodeOperationError's message is shown by 1.x and 2.x alike.
+ */
+export function activationError(node: INode, error: unknown): NodeOperationError {
+	if (error instanceof NodeOperationError) return error;
+	return new NodeOperationError(node, messageOf(error), { description: descriptionOf(error) || undefined });
+}
+
 // ---- the lifecycle ----------------------------------------------------------------
 
 interface Setup {

@@ -4,7 +4,6 @@
  * standing where n8n's webhook server stands hands each request to the trigger's
  * webhook() through n8n-core. Nothing here computes a signature: the simulator does.
  */
-import type { IDataObject } from 'n8n-workflow';
 
 import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 import { activateTrigger, runTriggerHook } from '../helpers/trigger';
