@@ -149,7 +149,11 @@ async function postToken(
 export class ClinicSignInError extends Error {
 	readonly clinicSignInFailure = true;
 
-	constructor(message: string) {
+	constructor(
+		message: string,
+		/** The refresh token the service refused, when that was the failure. */
+		readonly refusedRefreshToken = '',
+	) {
 		super(message);
 		this.name = 'ClinicSignInError';
 	}
@@ -263,11 +267,27 @@ export async function singleFlight(
  * 2.x alike, while the error itself reaches the transport wrapped differently by each
  * version; so the transport asks here instead of reading messages.
  */
-const signInFailures = new WeakMap<object, string>();
+export interface SignInFailure {
+	message: string;
+	/** Set when the service refused this refresh token: another process may hold a newer one. */
+	refusedRefreshToken: string;
+}
+
+const signInFailures = new WeakMap<object, SignInFailure>();
 
 /** Why signing in with this credential data failed, if it did. */
-export function signInFailureOf(credentials: object): string | undefined {
+export function signInFailureOf(credentials: object): SignInFailure | undefined {
 	return signInFailures.get(credentials);
+}
+
+/** Clears a recorded failure, once the transport has read a newer session from n8n's store. */
+export function forgetSignInFailure(credentials: object): void {
+	signInFailures.delete(credentials);
+}
+
+/** The refresh token a credential's next refresh would use (hidden rotated one first). */
+export function refreshTokenOf(credentials: ICredentialDataDecryptedObject): string {
+	return String(credentials.rotatedRefreshToken || credentials.refreshToken || '');
 }
 
 /**
@@ -290,7 +310,7 @@ export async function signIn(
 		outcome.failure instanceof ClinicSignInError
 			? outcome.failure
 			: new ClinicSignInError('Signing in to the clinic service failed. Check the credential and try again.');
-	signInFailures.set(credentials, failure.message);
+	signInFailures.set(credentials, { message: failure.message, refusedRefreshToken: failure.refusedRefreshToken });
 	throw failure;
 }
 

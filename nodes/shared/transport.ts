@@ -21,6 +21,8 @@ import {
 	WEBHOOK_SIGNING_KEY,
 	passwordSessionFingerprint,
 	refreshSessionFingerprint,
+	forgetSignInFailure,
+	refreshTokenOf,
 	sessionNeedsNewToken,
 	signInFailureOf,
 } from '../../credentials/ClinicAuth';
@@ -68,6 +70,8 @@ export interface IntegrationSettings {
 }
 
 const MAX_RATE_LIMIT_WAITS = 3;
+/** How long another process may take to save a renewed session after the service issued it. */
+const STORE_SETTLE_MS = 1000;
 const MAX_RETRY_AFTER_SECONDS = 60;
 
 const fingerprintOf: Record<IntegrationCredentialType, (c: ICredentialDataDecryptedObject) => string> = {
@@ -94,6 +98,9 @@ export class ClinicClient {
 
 	/** Why the integration sign-in failed in this execution, if it did. */
 	private signInFailure = '';
+
+	/** Reads of the stored credential under way, by the access token they replace. */
+	private readonly adopting = new Map<string, Promise<boolean>>();
 
 	constructor(
 		private readonly ctx: Context,
@@ -222,17 +229,58 @@ export class ClinicClient {
 	}
 
 	/**
-	 * Sets a refused token aside so the credential's preAuthentication runs on the next
-	 * request. A refusal that arrives after another request already replaced that token
-	 * changes nothing: the retry simply uses the new one.
+	 * Sets a refused or expired token aside so the credential's preAuthentication runs on
+	 * the next request, unless n8n's store already holds a newer session: in queue mode
+	 * another process may have renewed the token (and, for a refresh-token chain, revoked
+	 * ours), and the store, not this process's copy, is the truth. A refusal that arrives
+	 * after another request already replaced that token changes nothing.
 	 */
 	private async forgetAccessToken(refusedToken: string): Promise<void> {
 		const type = this.integrationType;
 		if (!type) return;
 		const { data } = await this.credentials(type);
 		if (data.accessToken !== refusedToken) return;
-		if (data.accessToken) data[STALE_TOKEN_KEY] = data.accessToken;
+		let adopting = this.adopting.get(refusedToken);
+		if (!adopting) {
+			adopting = this.adoptStoredSession(type, data, refusedToken);
+			this.adopting.set(refusedToken, adopting);
+		}
+		await adopting;
+	}
+
+	/** Reads the stored credential into this execution's copy; true when it holds a usable, other token. */
+	private async adoptStoredSession(
+		type: IntegrationCredentialType,
+		data: ICredentialDataDecryptedObject,
+		refusedToken: string,
+	): Promise<boolean> {
+		const stored = await this.ctx.getCredentials(type);
+		Object.assign(data, stored);
+		const token = String(data.accessToken ?? '');
+		if (token && token !== refusedToken && !sessionNeedsNewToken(data, fingerprintOf[type](data))) return true;
+		if (token) data[STALE_TOKEN_KEY] = token;
 		data.accessToken = '';
+		return false;
+	}
+
+	/**
+	 * After the service refused a refresh token: if n8n's store holds another refresh token
+	 * or a usable access token (another process rotated the chain), takes it. The other
+	 * process saves its new pair just after the service answered it, so one more look
+	 * follows a short wait. True when something newer was found.
+	 */
+	private async adoptAfterRefusedRefresh(
+		type: IntegrationCredentialType,
+		data: ICredentialDataDecryptedObject,
+		refusedRefreshToken: string,
+	): Promise<boolean> {
+		const refusedAccessToken = String(data[STALE_TOKEN_KEY] ?? data.accessToken ?? '');
+		for (let look = 0; look < 2; look++) {
+			if (look > 0) await sleep(STORE_SETTLE_MS);
+			const usable = await this.adoptStoredSession(type, data, refusedAccessToken);
+			if (usable || refreshTokenOf(data) !== refusedRefreshToken) return true;
+		}
+		return false;
 	}
 
 	/** Sends once; also says which access token the request carried (for the 401 retry). */
@@ -256,27 +304,36 @@ export class ClinicClient {
 		}
 		const type = request.auth === 'portal' ? PORTAL_CREDENTIAL_TYPE : this.requireIntegration(itemIndex);
 		const { data, decrypted: credentialsDecrypted } = await this.credentials(type);
-		if (request.auth === 'integration') {
-			const fingerprint = fingerprintOf[type as IntegrationCredentialType](data);
-			if (data.accessToken && sessionNeedsNewToken(data, fingerprint)) {
-				await this.forgetAccessToken(String(data.accessToken));
+		for (let attempt = 0; ; attempt++) {
+			if (request.auth === 'integration') {
+				const fingerprint = fingerprintOf[type as IntegrationCredentialType](data);
+				if (data.accessToken && sessionNeedsNewToken(data, fingerprint)) {
+					await this.forgetAccessToken(String(data.accessToken));
+				}
 			}
-		}
-		const tokenBefore = String(data.accessToken ?? '');
-		try {
-			const response = (await this.ctx.helpers.httpRequestWithAuthentication.call(this.ctx, type, { ...options }, {
-				credentialsDecrypted,
-			})) as ClinicResponse;
-			// An empty token before the call means n8n signed in for it and stored the new one.
-			return { response, sentToken: tokenBefore || String(data.accessToken ?? '') };
-		} catch (error) {
-			// The credential recorded a failed sign-in against this very data object.
-			const signInFailure = request.auth === 'integration' ? signInFailureOf(data) : undefined;
-			if (signInFailure) {
-				this.signInFailure = signInFailure;
-				throw signInError(node, signInFailure, host, itemIndex);
+			const tokenBefore = String(data.accessToken ?? '');
+			try {
+				const response = (await this.ctx.helpers.httpRequestWithAuthentication.call(this.ctx, type, { ...options }, {
+					credentialsDecrypted,
+				})) as ClinicResponse;
+				// An empty token before the call means n8n signed in for it and stored the new one.
+				return { response, sentToken: tokenBefore || String(data.accessToken ?? '') };
+			} catch (error) {
+				// The credential recorded a failed sign-in against this very data object.
+				const failure = request.auth === 'integration' ? signInFailureOf(data) : undefined;
+				if (!failure) throw transportError(node, unreachable(error), host, itemIndex);
+				if (
+					attempt === 0 &&
+					failure.refusedRefreshToken &&
+					(await this.adoptAfterRefusedRefresh(type as IntegrationCredentialType, data, failure.refusedRefreshToken))
+				) {
+					// Once, never a loop: the second attempt's failure is final.
+					forgetSignInFailure(data);
+					continue;
+				}
+				this.signInFailure = failure.message;
+				throw signInError(node, failure.message, host, itemIndex);
 			}
-			throw transportError(node, unreachable(error), host, itemIndex);
 		}
 	}
 
