@@ -12,7 +12,6 @@ type Helpers = typeof import('../helpers');
 function newProcess(): Helpers {
 	let loaded: Helpers | undefined;
 	jest.isolateModules(() => {
-		// eslint-disable-next-line @typescript-eslint/no-require-imports
 		loaded = require('../helpers') as Helpers;
 	});
 	return loaded!;
