@@ -19,7 +19,7 @@ import {
 	signIn,
 } from './ClinicAuth';
 import { hostProperties, integrationTestRequest, sessionProperties } from './ClinicProperties';
-import { normaliseApiBaseUrl } from '../nodes/shared/urls';
+import { normaliseApiBaseUrl } from './ClinicNetwork';
 
 export class ClinicApi implements ICredentialType {
 	name = 'clinicApi';

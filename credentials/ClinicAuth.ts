@@ -11,8 +11,7 @@ import type {
 	IHttpRequestOptions,
 } from 'n8n-workflow';
 
-import { networkFailureWords } from '../nodes/shared/errors';
-import { normaliseApiBaseUrl, normaliseWebhookBaseUrl } from '../nodes/shared/urls';
+import { networkFailureWords, normaliseApiBaseUrl } from './ClinicNetwork';
 
 /** Renew this long before the service's expiry, but never more than a tenth of the lifetime. */
 const MAX_RENEWAL_MARGIN_SECONDS = 60;
@@ -330,25 +329,34 @@ export function forgetExchanges(): void {
 	exchanges.clear();
 }
 
-/** Where each request carries the access token. The one place that knows it. */
+/**
+ * The header by which the transport tells `authenticate` where a request carries the
+ * token (the service's rule, decided in nodes/shared/transport.ts). It is removed here
+ * and never sent. Without it (n8n's own credential test request) the token goes in the
+ * Authorization header.
+ */
+export const TOKEN_PLACEMENT_HEADER = 'x-clinic-token-placement';
+
+export type TokenPlacement = 'header' | 'body' | 'query';
+
+/** Puts the access token where the transport said; the one place that writes it. */
 export function placeIntegrationToken(
 	credentials: ICredentialDataDecryptedObject,
 	requestOptions: IHttpRequestOptions,
 ): IHttpRequestOptions {
 	const token = String(credentials.accessToken ?? '');
-	const url = String(requestOptions.url ?? '');
-	const method = (requestOptions.method ?? 'GET').toUpperCase();
-	const webhookBase = credentials.webhookBaseUrl ? normaliseWebhookBaseUrl(String(credentials.webhookBaseUrl)) : '';
 	const headers = { ...(requestOptions.headers ?? {}) };
-	delete headers.Authorization;
-	delete headers.authorization;
-
-	if (webhookBase && url.startsWith(`${webhookBase}/`) && method !== 'GET') {
-		// The webhook service reads the token from the JSON body on POST and DELETE.
+	let placement: TokenPlacement = 'header';
+	for (const name of Object.keys(headers)) {
+		const lower = name.toLowerCase();
+		if (lower === TOKEN_PLACEMENT_HEADER) placement = String(headers[name]) as TokenPlacement;
+		if (lower === TOKEN_PLACEMENT_HEADER || lower === 'authorization') delete headers[name];
+	}
+	if (placement === 'body') {
 		const body = (requestOptions.body && typeof requestOptions.body === 'object' ? requestOptions.body : {}) as IDataObject;
 		return { ...requestOptions, headers, body: { ...body, service_access_token: token } };
 	}
-	if (/\/invoices\/[^/]+\/download_cfdi\.(pdf|xml)$/.test(url.split('?')[0])) {
+	if (placement === 'query') {
 		const parameter = String(credentials.cfdiQueryParameter || DEFAULT_CFDI_QUERY_PARAMETER);
 		return { ...requestOptions, headers, qs: { ...(requestOptions.qs ?? {}), [parameter]: token } };
 	}

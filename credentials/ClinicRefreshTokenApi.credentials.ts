@@ -18,7 +18,7 @@ import {
 	signIn,
 } from './ClinicAuth';
 import { hostProperties, integrationTestRequest, sessionProperties } from './ClinicProperties';
-import { normaliseApiBaseUrl } from '../nodes/shared/urls';
+import { normaliseApiBaseUrl } from './ClinicNetwork';
 
 /**
  * The service revokes a refresh token once used. When n8n does not save what

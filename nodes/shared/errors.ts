@@ -111,32 +111,4 @@ export function signInError(node: INode, reason: string, host: string, itemIndex
 	return new NodeApiError(node, { message: reason, description } as JsonObject, { message: reason, description, itemIndex });
 }
 
-/**
- * Words for a network failure. n8n replaces any message that contains the raw code
- * (ECONNREFUSED, ...) with a generic text, which would hide which address to check.
- */
-export function networkFailureWords(code: string | undefined): string {
-	switch (code) {
-		case 'ECONNREFUSED':
-			return 'the connection was refused';
-		case 'ENOTFOUND':
-		case 'EAI_AGAIN':
-			return 'the host name could not be found';
-		case 'ETIMEDOUT':
-		case 'ECONNABORTED':
-		case 'UND_ERR_CONNECT_TIMEOUT':
-		case 'UND_ERR_HEADERS_TIMEOUT':
-			return 'it did not answer in time';
-		case 'ECONNRESET':
-		case 'EPIPE':
-		case 'UND_ERR_SOCKET':
-			return 'the connection was closed';
-		case 'CERT_HAS_EXPIRED':
-		case 'DEPTH_ZERO_SELF_SIGNED_CERT':
-		case 'SELF_SIGNED_CERT_IN_CHAIN':
-		case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
-			return 'its HTTPS certificate is not trusted';
-		default:
-			return 'no answer came back';
-	}
-}
+export { networkFailureWords } from '../../credentials/ClinicNetwork';

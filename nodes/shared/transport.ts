@@ -18,6 +18,7 @@ import type {
 
 import {
 	STALE_TOKEN_KEY,
+	TOKEN_PLACEMENT_HEADER,
 	WEBHOOK_SIGNING_KEY,
 	passwordSessionFingerprint,
 	refreshSessionFingerprint,
@@ -26,6 +27,7 @@ import {
 	sessionNeedsNewToken,
 	signInFailureOf,
 } from '../../credentials/ClinicAuth';
+import type { TokenPlacement } from '../../credentials/ClinicAuth';
 import { apiError, networkFailureWords, signInError, transportError } from './errors';
 import { describeBaseUrlProblem, normaliseApiBaseUrl, normaliseWebhookBaseUrl } from './urls';
 
@@ -55,6 +57,17 @@ export interface ClinicRequest {
 	binary?: boolean;
 	/** What the request is about, for error messages: "Invoice 42". */
 	subject?: string;
+	/** Where the token travels when the usual rule (below) does not say: the CFDI downloads' query. */
+	tokenPlacement?: TokenPlacement;
+}
+
+/**
+ * The service's rule for where the integration token travels: in the JSON body of
+ * webhook-service writes, as a bearer header everywhere else, unless the request says.
+ */
+function tokenPlacementOf(request: ClinicRequest): TokenPlacement {
+	if (request.tokenPlacement) return request.tokenPlacement;
+	return request.host === 'webhooks' && request.method !== 'GET' ? 'body' : 'header';
 }
 
 export interface ClinicResponse<T = unknown> {
@@ -70,6 +83,8 @@ export interface IntegrationSettings {
 }
 
 const MAX_RATE_LIMIT_WAITS = 3;
+/** A request without an answer after this long fails with "did not answer in time". */
+export const REQUEST_TIMEOUT_MS = 60_000;
 /** How long another process may take to save a renewed session after the service issued it. */
 const STORE_SETTLE_MS = 1000;
 const MAX_RETRY_AFTER_SECONDS = 60;
@@ -194,7 +209,11 @@ export class ClinicClient {
 			qs: request.qs,
 			body: request.body,
 			json: !request.binary,
-			headers: { Accept: request.binary ? '*/*' : 'application/json' },
+			headers: {
+				Accept: request.binary ? '*/*' : 'application/json',
+				...(request.auth === 'integration' ? { [TOKEN_PLACEMENT_HEADER]: tokenPlacementOf(request) } : {}),
+			},
+			timeout: REQUEST_TIMEOUT_MS,
 			returnFullResponse: true,
 			// Status codes are ours to read: the 401 retry and error messages happen below.
 			ignoreHttpStatusErrors: true,
@@ -367,5 +386,7 @@ function networkCode(error: unknown): string | undefined {
  * itself (URL, headers, body) is used: it may hold a token.
  */
 function unreachable(error: unknown): string {
-	return `Could not reach the clinic service: ${networkFailureWords(networkCode(error))}`;
+	const words = networkFailureWords(networkCode(error));
+	const timedOut = words === networkFailureWords('ETIMEDOUT');
+	return `Could not reach the clinic service: ${words}${timedOut ? ` (${REQUEST_TIMEOUT_MS / 1000} s)` : ''}`;
 }

@@ -1,23 +1,9 @@
 /**
  * Base URL handling. Users are given the main API base already ending in `/api/v1`;
- * some type the bare host. Both, with or without a trailing slash, mean the same.
+ * some type the bare host. Both, with or without a trailing slash, mean the same
+ * (normalised in credentials/ClinicNetwork.ts, which the credentials use too).
  */
-const API_PREFIX = '/api/v1';
-
-function trimSlashes(url: string): string {
-	return url.trim().replace(/\/+$/, '');
-}
-
-/** `https://host`, `https://host/`, `https://host/api/v1/` -> `https://host/api/v1`. */
-export function normaliseApiBaseUrl(url: string): string {
-	const trimmed = trimSlashes(url);
-	return trimmed.endsWith(API_PREFIX) ? trimmed : `${trimmed}${API_PREFIX}`;
-}
-
-/** The webhook service has no `/api/v1` prefix; only the trailing slash goes. */
-export function normaliseWebhookBaseUrl(url: string): string {
-	return trimSlashes(url);
-}
+export { normaliseApiBaseUrl, normaliseWebhookBaseUrl } from '../../credentials/ClinicNetwork';
 
 /** Checks a base URL a user typed, returning a message that says what to fix, or undefined. */
 export function describeBaseUrlProblem(url: string, fieldName: string): string | undefined {

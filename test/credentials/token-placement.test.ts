@@ -83,8 +83,8 @@ describe.each([
 						authentication_data: { secret: 'placement-secret-1234567890' },
 					},
 				},
-				{ method: 'GET', path: `/invoices/${invoiceId}/download_cfdi.pdf`, auth: 'integration', binary: true },
-				{ method: 'GET', path: `/invoices/${invoiceId}/download_cfdi.xml`, auth: 'integration', binary: true },
+				{ method: 'GET', path: `/invoices/${invoiceId}/download_cfdi.pdf`, auth: 'integration', tokenPlacement: 'query', binary: true },
+				{ method: 'GET', path: `/invoices/${invoiceId}/download_cfdi.xml`, auth: 'integration', tokenPlacement: 'query', binary: true },
 				{ method: 'GET', path: '/waiting_rooms', auth: 'none' },
 				{ method: 'GET', path: '/states/1', auth: 'none' },
 			],
@@ -155,7 +155,7 @@ test('a custom CFDI token parameter name is used instead of `token`', async () =
 	try {
 		const [invoiceId] = other.seedInvoices(1);
 		const result = await probe(
-			[{ method: 'GET', path: `/invoices/${invoiceId}/download_cfdi.pdf`, auth: 'integration', binary: true }],
+			[{ method: 'GET', path: `/invoices/${invoiceId}/download_cfdi.pdf`, auth: 'integration', tokenPlacement: 'query', binary: true }],
 			{ clinicApi: { ...passwordCredential(other), cfdiQueryParameter: 'access_key' } },
 		);
 		expect(result.error).toBeUndefined();
@@ -164,6 +164,28 @@ test('a custom CFDI token parameter name is used instead of `token`', async () =
 	} finally {
 		await other.close();
 	}
+});
+
+test('a webhook service on the same host as the API: API writes still carry the token as a bearer header', async () => {
+	// The transport says where each request carries the token; nothing is guessed from the URL.
+	const sameHost = new URL(sim.apiBaseUrl).origin;
+	const result = await probe(
+		[
+			{
+				method: 'POST',
+				path: '/consultation_prescription_drugs',
+				auth: 'integration',
+				body: { consultation_prescription_drug: { consultation_id: 1, drug_name: 'Paracetamol', dose: '500 mg' } },
+			},
+		],
+		{ clinicApi: { ...passwordCredential(sim), webhookBaseUrl: sameHost } },
+	);
+	const entry = lastCall('POST', /\/consultation_prescription_drugs$/);
+	expect(entry).toMatchObject({ tokenPlacement: ['header'], tokenKind: 'integration' });
+	expect(JSON.stringify(entry?.body)).not.toContain('service_access_token');
+	// The service accepted the token (whatever it thinks of the body).
+	expect(entry?.status).not.toBe(401);
+	expect(result.error?.message ?? "").not.toMatch(/refused the credentials/);
 });
 
 describe('through the Clinic node operations', () => {

@@ -94,6 +94,7 @@ export async function downloadCfdi(
 			method: 'GET',
 			path: `/invoices/${encodeURIComponent(id)}/download_cfdi.${format}`,
 			auth: 'integration',
+			tokenPlacement: 'query',
 			binary: true,
 			subject: `Invoice ${id}`,
 		},
