@@ -62,7 +62,7 @@ async function secretOfDelivery(ctx: IWebhookFunctions, key: string, stored: Sto
 	if (stored.legacySecret) return stored.legacySecret;
 	const authentication = ctx.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
 	const signingKey = await new ClinicClient(ctx, authentication).webhookSigningKey();
-	const secret = secretOf(key, stored, signingKey);
+	const secret = secretOf(ctx.getNode(), key, stored, signingKey);
 	if (!secret) {
 		ctx.logger.warn(
 			`Clinic Trigger "${ctx.getNode().name}": the credential's webhook signing key is not the one this subscription was made with, so deliveries cannot be verified. Deactivate and activate the workflow to subscribe again.`,

@@ -13,15 +13,13 @@
  * - `delete` removes every stored subscription (404 counts as removed) and sweeps what is
  *   still live at this node's address.
  *
- * Static data of the node holds `{[eventKey]: {id, topic, nonce, keyId}}`: no secret.
- * Each subscription's secret is derived from the credential's signing key and the nonce
- * (nodes/shared/signature.ts), because n8n 1.x copies the workflow, static data included,
+ * Static data of the node holds `{[eventKey]: {id, topic, keyId}}`: no secret. Each
+ * subscription's secret is derived from the credential's signing key, the node's webhook
+ * id and the event (nodes/shared/signature.ts), because n8n 1.x copies the workflow, static data included,
  * into every execution. Entries stored by earlier versions hold the secret itself; they
  * keep verifying until `checkExists` (every n8n 1.x start, every activation) has `create`
  * replace them. Secrets never reach errors or logs.
  */
-import { randomBytes } from 'node:crypto';
-
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IHookFunctions, INode, JsonObject } from 'n8n-workflow';
 
@@ -38,8 +36,6 @@ export interface StoredSubscription {
 	id: number | string;
 	/** Full topic, e.g. `clinic-38729.patient`, so deliveries need no credential lookup. */
 	topic: string;
-	/** Random; with the credential's signing key it gives the subscription's secret. */
-	nonce?: string;
 	/** Which signing key the secret came from (`signingKeyId`). */
 	keyId?: string;
 	/** The secret itself, as versions before 0.2 stored it; replaced at the next activation. */
@@ -72,8 +68,8 @@ export function storedSubscriptions(staticData: IDataObject): Map<string, Stored
 		const id = record.id;
 		if (typeof id !== 'number' && !nonEmptyString(id)) continue;
 		const topic = typeof record.topic === 'string' ? record.topic : '';
-		if (nonEmptyString(record.nonce) && nonEmptyString(record.keyId)) {
-			stored.set(key, { id, topic, nonce: record.nonce, keyId: record.keyId });
+		if (nonEmptyString(record.keyId)) {
+			stored.set(key, { id, topic, keyId: record.keyId });
 		} else if (nonEmptyString(record.secret)) {
 			stored.set(key, { id, topic, legacySecret: record.secret });
 		}
@@ -83,7 +79,7 @@ export function storedSubscriptions(staticData: IDataObject): Map<string, Stored
 
 /** Stores a derived subscription; a legacy entry is never written back. */
 export function storeSubscription(staticData: IDataObject, key: string, entry: StoredSubscription): void {
-	staticData[key] = { id: entry.id, topic: entry.topic, nonce: entry.nonce ?? '', keyId: entry.keyId ?? '' };
+	staticData[key] = { id: entry.id, topic: entry.topic, keyId: entry.keyId ?? '' };
 }
 
 export function forgetSubscription(staticData: IDataObject, key: string): void {
@@ -94,10 +90,20 @@ export function forgetSubscription(staticData: IDataObject, key: string): void {
  * The secret of a stored subscription, given the credential's current signing key;
  * undefined when the key is not the one the secret was derived from.
  */
-export function secretOf(key: string, entry: StoredSubscription, signingKey: string): string | undefined {
+export function secretOf(
+	node: INode,
+	key: string,
+	entry: StoredSubscription,
+	signingKey: string,
+): string | undefined {
 	if (entry.legacySecret) return entry.legacySecret;
-	if (!signingKey || !entry.nonce || entry.keyId !== signingKeyId(signingKey)) return undefined;
-	return subscriptionSecret(signingKey, key, entry.nonce);
+	if (!signingKey || entry.keyId !== signingKeyId(signingKey)) return undefined;
+	return subscriptionSecret(signingKey, triggerIdOf(node), key);
+}
+
+/** What identifies this trigger node in its secrets: its webhook id (part of its address). */
+export function triggerIdOf(node: INode): string {
+	return node.webhookId || node.id;
 }
 
 /** A stored subscription this version keeps as it is: derived from the current key. */
@@ -196,10 +202,6 @@ function messageOf(error: unknown): string {
 function descriptionOf(error: unknown): string {
 	const description = (error as { description?: unknown } | null)?.description;
 	return typeof description === 'string' ? description : '';
-}
-
-function newNonce(): string {
-	return randomBytes(16).toString('hex');
 }
 
 /** The id in the (undocumented) answer to POST /webhooks: `{webhook: {id}}`, `{id}` or `{data: {id}}`. */
@@ -405,7 +407,7 @@ export async function checkExists(this: IHookFunctions): Promise<boolean> {
 			(s) =>
 				sameId(s.id, entry.id) &&
 				eventOfSubscription(s, topicPrefix)?.key === key &&
-				secretAgrees(s, secretOf(key, entry, signingKey)),
+				secretAgrees(s, secretOf(setup.node, key, entry, signingKey)),
 		);
 		if (!match) return false;
 		found.set(key, { ...entry, topic: match.event_topic as string });
@@ -453,16 +455,19 @@ export async function create(this: IHookFunctions): Promise<boolean> {
 		}
 		const event = eventOfSubscription(subscription, topicPrefix);
 		const entry = event ? stored.get(event.key) : undefined;
-		if (
+		const ours =
 			event &&
-			entry &&
 			selected.has(event.key) &&
 			!kept.has(event.key) &&
-			sameId(entry.id, subscription.id) &&
-			isCurrent(entry, signingKey) &&
-			secretAgrees(subscription, secretOf(event.key, entry, signingKey))
-		) {
-			kept.set(event.key, { ...entry, topic: subscription.event_topic as string });
+			(provesOurSecret(subscription, setup.node, event.key, signingKey) ||
+				(entry !== undefined &&
+					sameId(entry.id, subscription.id) &&
+					isCurrent(entry, signingKey) &&
+					secretAgrees(subscription, secretOf(setup.node, event.key, entry, signingKey))));
+		if (event && ours) {
+			// Ours: stored by us, or made by another n8n main activating the same trigger at
+			// the same time (the listed secret is the one we derive): adopt it.
+			kept.set(event.key, { id: subscription.id, topic: subscription.event_topic as string, keyId: signingKeyId(signingKey) });
 		} else {
 			toRemove.push(subscription);
 		}
@@ -473,20 +478,59 @@ export async function create(this: IHookFunctions): Promise<boolean> {
 
 	// 2. Subscribe each missing event with its own secret, storing as we go.
 	const keyId = signingKeyId(signingKey);
+	let subscribed = false;
 	for (const event of events) {
 		if (kept.has(event.key)) continue;
-		const nonce = newNonce();
-		const secret = subscriptionSecret(signingKey, event.key, nonce);
+		const secret = subscriptionSecret(signingKey, triggerIdOf(setup.node), event.key);
 		const topic = fullTopic(topicPrefix, event.suffix);
 		try {
 			const id = await subscriptions.create(event, callbackUrl(setup.webhookUrl, event.key), topic, secret);
-			storeSubscription(staticData, event.key, { id, topic, nonce, keyId });
+			storeSubscription(staticData, event.key, { id, topic, keyId });
+			subscribed = true;
 		} catch (error) {
 			const leftovers = await rollBack(setup);
 			throw subscribeError(setup.node, event, error, leftovers);
 		}
 	}
+
+	// 3. Another main may have subscribed the same events in the same moment: keep the
+	//    lowest id of each event, remove the rest. Every main picks the same one.
+	if (subscribed) await convergeWithOtherMains(setup, events, topicPrefix, signingKey);
 	return true;
+}
+
+/** True when the service lists this subscription's secret and it is the one we derive. */
+function provesOurSecret(subscription: RemoteSubscription, node: INode, eventKey: string, signingKey: string): boolean {
+	const listed = subscription.authentication_data?.secret;
+	return typeof listed === 'string' && listed === subscriptionSecret(signingKey, triggerIdOf(node), eventKey);
+}
+
+async function convergeWithOtherMains(
+	setup: Setup,
+	events: CatalogEvent[],
+	topicPrefix: string,
+	signingKey: string,
+): Promise<void> {
+	const live = (await setup.subscriptions.list()).filter((s) => isLive(s) && addressOf(s.url) === setup.address);
+	for (const event of events) {
+		const same = live
+			.filter((s) => eventOfSubscription(s, topicPrefix)?.key === event.key && provesOurSecret(s, setup.node, event.key, signingKey))
+			.sort((a, b) => compareIds(a.id, b.id));
+		if (same.length < 2) continue;
+		const [keep, ...extra] = same;
+		for (const subscription of extra) await setup.subscriptions.remove(subscription.id);
+		storeSubscription(setup.staticData, event.key, {
+			id: keep.id,
+			topic: keep.event_topic as string,
+			keyId: signingKeyId(signingKey),
+		});
+	}
+}
+
+function compareIds(a: number | string, b: number | string): number {
+	const [x, y] = [Number(a), Number(b)];
+	if (Number.isFinite(x) && Number.isFinite(y)) return x - y;
+	return String(a).localeCompare(String(b));
 }
 
 /**

@@ -96,12 +96,13 @@ export function deliveryIdOf(eventKey: string, rawBody: Buffer): string {
 }
 
 /**
- * A subscription's secret, derived from the credential's signing key and a random nonce
- * kept in static data. The nonce alone cannot verify or forge a delivery, so the
- * workflow (which n8n 1.x copies into every execution) holds nothing secret.
+ * A subscription's secret, derived from the credential's signing key, the trigger node's
+ * webhook id and the event. Nothing secret needs storing in the workflow (which n8n 1.x
+ * copies into every execution), and every n8n process derives the same secret for the
+ * same trigger and event: two mains activating at once can adopt each other's subscription.
  */
-export function subscriptionSecret(signingKey: string, eventKey: string, nonce: string): string {
-	return createHmac('sha256', signingKey).update(`clinic-trigger-subscription\n${eventKey}\n${nonce}`).digest('hex');
+export function subscriptionSecret(signingKey: string, triggerId: string, eventKey: string): string {
+	return createHmac('sha256', signingKey).update(`clinic-trigger-subscription\n${triggerId}\n${eventKey}`).digest('hex');
 }
 
 /** Names a signing key without revealing it: tells which key a subscription's secret came from. */

@@ -2,6 +2,8 @@
  * The trigger's subscriptions follow the workflow's life, against the simulator's
  * webhook service, through n8n-core's HookContext (test/helpers/trigger.ts).
  */
+import { randomBytes } from 'node:crypto';
+
 import type { IDataObject } from 'n8n-workflow';
 
 import { activateTrigger, deliverWebhook, runTriggerHook, TRIGGER_WEBHOOK_ID } from '../helpers/trigger';
@@ -80,20 +82,20 @@ describe('activation (create)', () => {
 		expect(new Set(secrets).size).toBe(3);
 		for (const secret of secrets) expect(secret).toMatch(/^[0-9a-f]{64}$/);
 
-		// Static data holds id, topic, nonce and key id per event, and n8n saves it; no secret.
-		// Each secret is derived from the signing key kept in the (encrypted) credential.
+		// Static data holds id, topic and key id per event, and n8n saves it; no secret. Each
+		// secret is derived from the signing key kept in the (encrypted) credential.
 		expect(activated.staticDataChanged).toBe(true);
 		const signingKey = String(activated.store.data('clinicApi').webhookSigningKey);
 		expect(signingKey).toMatch(/^[0-9a-f]{64}$/);
-		const entry = (id: number, topic: string) => ({ id, topic, nonce: expect.stringMatching(/^[0-9a-f]{32}$/), keyId: signingKeyId(signingKey) });
+		const entry = (id: number, topic: string) => ({ id, topic, keyId: signingKeyId(signingKey) });
 		expect(activated.nodeStaticData).toEqual({
 			[PATIENT_CREATED]: entry(subscriptions[0].id, 'clinic-38729.patient'),
 			[CONSULTATION_FINISHED]: entry(subscriptions[1].id, 'clinic-38729.consultation'),
 			[SCHEDULE_CREATE]: entry(subscriptions[2].id, 'clinic-38729.consultation-schedule'),
 		});
 		for (const [key, stored] of Object.entries(activated.nodeStaticData)) {
-			const { nonce, id } = stored as { nonce: string; id: number };
-			expect(subscriptionSecret(signingKey, key, nonce)).toBe(subscriptions.find((s) => s.id === id)!.authentication_data.secret);
+			const { id } = stored as { id: number };
+			expect(subscriptionSecret(signingKey, TRIGGER_WEBHOOK_ID, key)).toBe(subscriptions.find((s) => s.id === id)!.authentication_data.secret);
 		}
 		for (const secret of secrets) expect(JSON.stringify(activated.staticData)).not.toContain(secret);
 	});
@@ -106,6 +108,8 @@ describe('activation (create)', () => {
 			'POST /webhooks body integration',
 			'POST /webhooks body integration',
 			'POST /webhooks body integration',
+			// Another n8n main may have subscribed at the same moment: one look afterwards.
+			'GET /webhooks header integration',
 		]);
 	});
 
@@ -134,18 +138,28 @@ describe('activation (create)', () => {
 		expect(sim.subscriptions()).toHaveLength(0);
 	});
 
-	it('removes subscriptions a failed earlier activation left at our address (no static data)', async () => {
+	it('adopts the subscriptions a failed earlier activation left at our address (no static data): their secret is ours', async () => {
 		const first = await activateTrigger(options());
-		expect(live(sim)).toHaveLength(3);
+		const before = live(sim).map((s) => s.id).sort();
 		// n8n 1.x: the static data of that activation was never saved.
+		sim.clearLog();
 		const again = await activateTrigger(options({ store: first.store, staticData: {} }));
 		expect(again.error).toBeUndefined();
 		expect(again.created).toBe(true);
-		const now = live(sim);
-		expect(now).toHaveLength(3);
-		expect(now.map((s) => s.id)).not.toEqual(expect.arrayContaining([1001]));
+		expect(live(sim).map((s) => s.id).sort()).toEqual(before);
+		expect(sim.log.filter((entry) => entry.method !== 'GET')).toEqual([]);
 		const stored = nodeData(again.staticData);
-		expect(Object.values(stored).map((entry) => (entry as IDataObject).id).sort()).toEqual(now.map((s) => s.id).sort());
+		expect(Object.values(stored).map((entry) => (entry as IDataObject).id).sort()).toEqual(before);
+	});
+
+	it('removes what is at our address with a secret that is not ours (a copy, an old secret)', async () => {
+		const first = await activateTrigger(options());
+		live(sim)[0].authentication_data.secret = 'c'.repeat(64);
+		const replaced = live(sim)[0].id;
+		const again = await activateTrigger(options({ store: first.store, staticData: {} }));
+		expect(again.error).toBeUndefined();
+		expect(live(sim)).toHaveLength(3);
+		expect(live(sim).map((s) => s.id)).not.toContain(replaced);
 	});
 
 	it('keeps (adopts) its own subscriptions whose secret is stored, re-creates only what is missing', async () => {
@@ -474,6 +488,8 @@ describe('no secret in the workflow: secrets derive from the credential\'s signi
 
 	it('upgrade: stored secrets still verify; the next checkExists says false and create replaces them', async () => {
 		const first = await activateTrigger(options({ parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED] } }));
+		// 0.1.0 made each secret at random and stored it.
+		live(sim)[0].authentication_data.secret = randomBytes(32).toString('hex');
 		const legacy = legacyStaticData(first);
 		const oldId = live(sim)[0].id;
 		const oldSecret = live(sim)[0].authentication_data.secret;
@@ -499,7 +515,7 @@ describe('no secret in the workflow: secrets derive from the credential\'s signi
 		expect(live(sim)).toHaveLength(1);
 		expect(JSON.stringify(migrated.staticData)).not.toContain(oldSecret);
 		expect(JSON.stringify(migrated.staticData)).not.toContain(live(sim)[0].authentication_data.secret);
-		expect(Object.keys(migrated.nodeStaticData[PATIENT_CREATED] as IDataObject).sort()).toEqual(['id', 'keyId', 'nonce', 'topic']);
+		expect(Object.keys(migrated.nodeStaticData[PATIENT_CREATED] as IDataObject).sort()).toEqual(['id', 'keyId', 'topic']);
 	});
 
 	it('a credential saved before signing keys existed gets one at activation (one extra sign-in), kept afterwards', async () => {
@@ -525,8 +541,8 @@ describe('no secret in the workflow: secrets derive from the credential\'s signi
 
 	it('a delivery signed with a secret derived from another signing key is refused 401', async () => {
 		const first = await activateTrigger(options({ parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED] } }));
-		const entry = first.nodeStaticData[PATIENT_CREATED] as { nonce: string };
-		const forged = subscriptionSecret('0'.repeat(64), PATIENT_CREATED, entry.nonce);
+		const forged = subscriptionSecret('0'.repeat(64), TRIGGER_WEBHOOK_ID, PATIENT_CREATED);
+		expect(live(sim)[0].authentication_data.secret).not.toBe(forged);
 		const raw = Buffer.from(JSON.stringify({ value: { id: 6 } }));
 		const delivered = await deliverWebhook({
 			parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED], options: {} },
@@ -538,5 +554,42 @@ describe('no secret in the workflow: secrets derive from the credential\'s signi
 		});
 		expect(delivered.response.status).toBe(401);
 		expect(delivered.workflowData).toBeUndefined();
+	});
+
+	it('two n8n mains activating the same trigger at once leave one subscription per event, both storing it', async () => {
+		// The credential already has its signing key (as after any earlier sign-in).
+		const signedIn = await activateTrigger(options({ parameters: { authentication: 'clinicApi', events: [TWR_JOINED] } }));
+		await runTriggerHook('delete', options({ store: signedIn.store, staticData: signedIn.staticData }));
+		sim.clearLog();
+
+		const [mainA, mainB] = await Promise.all([
+			activateTrigger(options({ store: signedIn.store, staticData: {} })),
+			activateTrigger(options({ store: signedIn.store, staticData: {} })),
+		]);
+		expect(mainA.error).toBeUndefined();
+		expect(mainB.error).toBeUndefined();
+		const subscriptions = live(sim);
+		expect(subscriptions.map((s) => s.event_name).sort()).toEqual([
+			'consultation-finished',
+			'consultation-schedule-create',
+			'patient-created',
+		]);
+		const ids = (result: HookResult) => Object.values(result.nodeStaticData).map((entry) => (entry as IDataObject).id).sort();
+		expect(ids(mainA)).toEqual(subscriptions.map((s) => s.id).sort());
+		expect(ids(mainB)).toEqual(ids(mainA));
+
+		// A third main (or a restart) finds everything in place.
+		const later = await activateTrigger(options({ store: signedIn.store, staticData: mainA.staticData }));
+		expect(later.created).toBe(false);
+		expect(live(sim)).toHaveLength(3);
+	});
+
+	it('a subscription another main made for this trigger (its secret is the one we derive) is adopted, not replaced', async () => {
+		const first = await activateTrigger(options());
+		const before = live(sim).map((s) => s.id).sort();
+		// A main whose static data was never saved: it adopts instead of re-subscribing.
+		const other = await activateTrigger(options({ store: first.store, staticData: {} }));
+		expect(other.error).toBeUndefined();
+		expect(live(sim).map((s) => s.id).sort()).toEqual(before);
 	});
 });
