@@ -187,6 +187,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		clearLog: () => state.clearLog(),
 		tokenRequests: (grant) => state.tokenRequests(grant),
 		issueRefreshToken: (username) => state.auth.issueRefreshToken(username),
+		issuedTokens: () => state.auth.issuedTokens(),
 		revokeAllTokens: () => state.auth.revokeAll(),
 		expireAccessTokens: () => state.auth.expireAccessTokens(),
 		setTokenLifetime: (seconds) => {
