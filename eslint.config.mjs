@@ -14,7 +14,7 @@ export default [
 	{
 		// n8n's scanner lints with inline config off, so a disable comment would only hide
 		// from us what the scanner reports.
-		files: ['nodes/**/*.ts', 'package.json'],
+		files: ['nodes/**/*.ts', 'credentials/**/*.ts', 'package.json'],
 		linterOptions: { noInlineConfig: true, reportUnusedDisableDirectives: 'error' },
 	},
 	{
