@@ -29,6 +29,7 @@ import {
 	pickFromNodesPanel,
 	screenshotDir,
 	selectOption,
+	settled,
 	shownProperties,
 	signIn,
 	type Browser,
@@ -157,6 +158,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			for (const resource of resources) {
 				for (const operation of operationsOf(resource.value)) expect(actions).toContain(operation.action);
 			}
+			await settled(page.getByTestId('node-creator'));
 			documented.actions = await shoot('clinic-actions', 'page');
 
 			const waitingRooms = resources.find((resource) => resource.value === 'waitingRoom')!;

@@ -190,3 +190,17 @@ describe('publish workflow (.github/workflows/publish.yml)', () => {
 		expect(run.stdout).toMatch(/run release/);
 	});
 });
+
+describe("the README's screenshots", () => {
+	const readme = readFileSync(join(root, 'README.md'), 'utf8');
+	const images = [...readme.matchAll(/!\[[^\]]*\]\((docs\/screenshots\/[^)]+)\)/g)].map((match) => match[1]);
+
+	it('shows three, from the browser test, as small PNGs in the repository', () => {
+		expect(images).toHaveLength(3);
+		for (const image of images) {
+			const bytes = readFileSync(join(root, image));
+			expect([image, bytes.subarray(1, 4).toString('latin1')]).toEqual([image, 'PNG']);
+			expect(bytes.length).toBeLessThan(250_000);
+		}
+	});
+});

@@ -79,6 +79,17 @@ export async function pickFromNodesPanel(page: Page, search: string, name: strin
 	await creatorItems(page).filter({ has: page.getByText(name, { exact: true }) }).first().click();
 }
 
+/** Waits until the element stops moving (n8n slides its panels in). */
+export async function settled(locator: Locator): Promise<void> {
+	let last = '';
+	for (let attempt = 0; attempt < 40; attempt++) {
+		const box = JSON.stringify(await locator.boundingBox());
+		if (box === last) return;
+		last = box;
+		await new Promise((resolve) => setTimeout(resolve, 100));
+	}
+}
+
 export async function closePanel(page: Page): Promise<void> {
 	await page.getByTestId('ndv-close-button').click();
 	await page.getByTestId('ndv').waitFor({ state: 'hidden' });
