@@ -129,14 +129,14 @@ describe('publish workflow (.github/workflows/publish.yml)', () => {
 		expect(job.permissions).toEqual({ 'id-token': 'write', contents: 'read' });
 	});
 
-	it('checks out, sets up Node for the npm registry, installs from the lockfile, tests and scans before publishing', () => {
+	it('checks out, sets up Node for the npm registry, installs from the lockfile, builds, tests and scans before publishing', () => {
 		const names = steps.map((step) => step.uses ?? step.run ?? '');
 		const index = (pattern: RegExp) => names.findIndex((entry) => pattern.test(entry));
 		expect(index(/^actions\/checkout@v\d/)).toBe(0);
 		const setup = steps.find((step) => step.uses?.startsWith('actions/setup-node@'))!;
 		expect(setup.with).toMatchObject({ 'registry-url': 'https://registry.npmjs.org' });
 		expect(Number(setup.with!['node-version'])).toBeGreaterThanOrEqual(24);
-		const order = [/^npm ci$/, /^npm test$/, /npm run scan/, /npm run release/].map(index);
+		const order = [/^npm ci$/, /^npm run build$/, /^npm test$/, /^npm run scan$/, /npm run release/].map(index);
 		expect(order.every((position) => position > 0)).toBe(true);
 		expect([...order].sort((a, b) => a - b)).toEqual(order);
 		expect(publishStep.env).toEqual({ NPM_TOKEN: '${{ secrets.NPM_TOKEN }}' });
