@@ -225,8 +225,10 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		(_name, trigger) =>
 			n8n.run(async () => {
 				await page.goto('/workflow/new');
-				// The nodes panel lists a trigger without its " Trigger" suffix.
-				await pickFromNodesPanel(page, 'Clinic', trigger.displayName.replace(/ Trigger$/, ''));
+				// The nodes panel lists a trigger without its " Trigger" suffix, under the action
+				// node's entry when they share a name.
+				const listed = trigger.displayName.replace(/ Trigger$/, '');
+				await pickFromNodesPanel(page, listed, listed, trigger.displayName);
 				const events = optionsOf(trigger.properties.find((property) => property.name === 'events'));
 				if (!(await page.getByTestId('ndv').isVisible())) {
 					// A trigger with events lists them as "On ..." entries first.

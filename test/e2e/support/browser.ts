@@ -70,13 +70,14 @@ export async function signIn(page: Page, email: string, password: string): Promi
 
 export const creatorItems = (page: Page): Locator => page.getByTestId('node-creator').getByTestId('item-iterator-item');
 
-/** Opens the nodes panel (first step or next step), searches and clicks the item named `name`. */
-export async function pickFromNodesPanel(page: Page, search: string, name: string): Promise<void> {
+/** Opens the nodes panel (first step or next step), searches and clicks the item with one of these names. */
+export async function pickFromNodesPanel(page: Page, search: string, ...names: string[]): Promise<void> {
 	const firstStep = page.getByTestId('canvas-plus-button');
 	if (await firstStep.isVisible()) await firstStep.click();
 	else await page.getByTestId('node-creator-plus-button').click();
 	await page.getByTestId('node-creator-search-bar').fill(search);
-	await creatorItems(page).filter({ has: page.getByText(name, { exact: true }) }).first().click();
+	const named = names.map((name) => creatorItems(page).filter({ has: page.getByText(name, { exact: true }) }));
+	await named.reduce((either, locator) => either.or(locator)).first().click();
 }
 
 /** Waits until the element stops moving (n8n slides its panels in). */
