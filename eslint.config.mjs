@@ -1,50 +1,25 @@
-import tsParser from '@typescript-eslint/parser';
-import jsoncParser from 'jsonc-eslint-parser';
-import n8nNodesBase from 'eslint-plugin-n8n-nodes-base';
-import { configs as communityConfigs } from '@n8n/eslint-plugin-community-nodes';
+import { config as n8nNodeConfig } from '@n8n/node-cli/eslint';
 
-const n8nBase = { 'n8n-nodes-base': n8nNodesBase };
-
+/**
+ * n8n's own lint for community packages (`n8n-node lint`, @n8n/node-cli): the scanner's
+ * @n8n/community-nodes rules plus n8n-nodes-base's node, credential and package.json rules.
+ * `npm run lint` and `npx n8n-node lint` both run this file. Only what ships is linted: the
+ * tests, benchmarks and scripts are type-checked (`npm run typecheck`), not held to node rules.
+ */
 export default [
 	{
-		ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'gulpfile.js', 'jest.config.js', '**/*.js'],
+		ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test/**', 'bench/**', 'scripts/**', '**/*.js', '**/*.mjs'],
 	},
+	...n8nNodeConfig,
 	{
-		// n8n's community-package scanner rules: what n8n itself checks before listing a package.
-		...communityConfigs.recommended,
+		// n8n's scanner lints with inline config off, so a disable comment would only hide
+		// from us what the scanner reports.
 		files: ['nodes/**/*.ts', 'credentials/**/*.ts', 'package.json'],
-		languageOptions: { parser: tsParser, parserOptions: { sourceType: 'module' } },
+		linterOptions: { noInlineConfig: true, reportUnusedDisableDirectives: 'error' },
 	},
 	{
-		files: ['package.json'],
-		languageOptions: { parser: jsoncParser },
-		plugins: n8nBase,
-		rules: { ...n8nNodesBase.configs.community.rules },
-	},
-	{
+		// Stricter than n8n-node's defaults: every secret field of a credential is a password field.
 		files: ['credentials/**/*.ts'],
-		languageOptions: { parser: tsParser, parserOptions: { sourceType: 'module' } },
-		plugins: n8nBase,
-		rules: {
-			...n8nNodesBase.configs.credentials.rules,
-			// Main-repository rule (docs slugs); community credentials link to a full URL instead.
-			'n8n-nodes-base/cred-class-field-documentation-url-miscased': 'off',
-		},
-	},
-	{
-		files: ['nodes/**/*.ts'],
-		languageOptions: { parser: tsParser, parserOptions: { sourceType: 'module' } },
-		plugins: n8nBase,
-		rules: {
-			...n8nNodesBase.configs.nodes.rules,
-			// Both want the literal 'main'; n8n's community scanner requires NodeConnectionTypes.Main.
-			'n8n-nodes-base/node-class-description-inputs-wrong-regular-node': 'off',
-			'n8n-nodes-base/node-class-description-outputs-wrong': 'off',
-		},
-	},
-	{
-		files: ['test/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
-		languageOptions: { parser: tsParser, parserOptions: { sourceType: 'module' } },
-		rules: {},
+		rules: { 'n8n-nodes-base/cred-class-field-type-options-password-missing': 'error' },
 	},
 ];

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up and runs every test: install, type-check, build, lint, unit and simulator
-# tests, then the end-to-end tests inside real n8n (1.123 and 2.41).
+# tests (n8n's community-package scan and `n8n-node lint` among them), then the end-to-end
+# tests inside real n8n (1.123 and 2.41), the editor walk in Chromium included.
 # Ends with one line "N passed, N failed" over every suite it ran.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,9 @@ step "unit, credential, node and simulator tests"
 npx jest --selectProjects unit --json --outputFile="$results/unit.json" || status=1
 
 if [ "${SKIP_E2E:-}" != "1" ]; then
+	step "Chromium for the editor test"
+	bash scripts/install-chromium.sh || status=1
+
 	step "end-to-end tests in real n8n"
 	npx jest --selectProjects e2e --runInBand --json --outputFile="$results/e2e.json" || status=1
 fi

@@ -1,0 +1,259 @@
+/**
+ * The package in n8n 2.41's editor, in Chromium, as a new user meets it: sign in, add the
+ * Clinic node from the nodes panel, walk every resource and operation, pick a record from a
+ * resource locator list, run a step against the simulator, open every trigger's panel.
+ * Screenshots go to screenshots/ (three of them, small, to docs/screenshots/ for the README
+ * with UPDATE_DOC_SCREENSHOTS=1).
+ */
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { INodeProperties, INodeType, INodeTypeDescription } from 'n8n-workflow';
+import type { Page } from 'playwright-core';
+
+import { startSimulator, type Simulator } from '../simulator';
+import {
+	DEFAULT_OWNER,
+	N8N_VERSIONS,
+	REPO_ROOT,
+	importCredentials,
+	packRepository,
+	startN8n,
+	useN8nContext,
+	type N8nServer,
+} from './harness';
+import {
+	closePanel,
+	creatorItems,
+	launchChromium,
+	pickFromNodesPanel,
+	screenshotDir,
+	selectOption,
+	settled,
+	shownProperties,
+	signIn,
+	type Browser,
+} from './support/browser';
+import { simulatorCredentials } from './support/examples';
+
+const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { n8n: { nodes: string[] } };
+
+/** Every node the package declares (dist/nodes/X/X.node.js), described from its source. */
+const packageNodes: INodeTypeDescription[] = manifest.n8n.nodes.map((file) => {
+	const source = join(REPO_ROOT, file.replace(/^dist\//, '').replace(/\.js$/, ''));
+	const exports = require(source) as Record<string, new () => INodeType>;
+	return new (Object.values(exports)[0])().description as INodeTypeDescription;
+});
+const clinic = packageNodes.find((node) => node.name === 'clinic')!;
+const triggers = packageNodes.filter((node) => node.group.includes('trigger'));
+
+const optionsOf = (property: INodeProperties | undefined) =>
+	(property?.options ?? []) as Array<{ name: string; value: string; action?: string }>;
+const resources = optionsOf(clinic.properties.find((property) => property.name === 'resource'));
+const operationsOf = (resource: string) =>
+	optionsOf(clinic.properties.find((p) => p.name === 'operation' && p.displayOptions?.show?.resource?.includes(resource)));
+
+/**
+ * An operation with a resource locator that can list records, if the node has one: the
+ * webhook subscription or waiting room lists first (the simulator holds records for both).
+ */
+const listLocator = (() => {
+	const preferred = ['webhookSubscription', 'waitingRoom'];
+	const rank = (property: INodeProperties) => {
+		const index = preferred.indexOf(String(property.displayOptions?.show?.resource?.[0]));
+		return index < 0 ? preferred.length : index;
+	};
+	for (const property of [...clinic.properties].sort((a, b) => rank(a) - rank(b))) {
+		const modes = (property.modes ?? []) as Array<{ name: string; type: string; displayName: string }>;
+		const list = property.type === 'resourceLocator' ? modes.find((mode) => mode.type === 'list') : undefined;
+		const show = property.displayOptions?.show;
+		if (list && show?.resource && show.operation) {
+			return { property, mode: list, resource: String(show.resource[0]), operation: String(show.operation[0]) };
+		}
+	}
+	return undefined;
+})();
+
+/**
+ * Labels the panel shows for these parameter values. Notices have none; Authentication n8n may
+ * fold into the credential selector ("Credential" listing every type), its choice, not ours.
+ */
+const expectedLabels = (description: INodeTypeDescription, values: Record<string, unknown>) =>
+	shownProperties(description, values)
+		.filter((property) => property.type !== 'notice' && property.name !== 'authentication')
+		.filter((property) => property.displayName && !/[<>]/.test(property.displayName))
+		.map((property) => property.displayName);
+
+describe('the package in n8n 2.41 editor, in Chromium', () => {
+	let sim: Simulator;
+	let server: N8nServer;
+	let browser: Browser;
+	let page: Page;
+	const shots = screenshotDir(REPO_ROOT);
+	/** Console errors and failed editor requests while the package's nodes were on screen. */
+	const consoleErrors: string[] = [];
+	const failedRequests: string[] = [];
+	const started = Date.now();
+
+	const n8n = useN8nContext({ version: N8N_VERSIONS.v2, label: 'browser' }, async (ctx) => {
+		sim = await startSimulator({ allowHttpCallbacks: true });
+		ctx.installPackage(packRepository(ctx.rootDir));
+		await importCredentials(ctx, simulatorCredentials(sim));
+		server = n8n.track(await startN8n(ctx));
+		browser = await launchChromium(server.baseUrl);
+		page = browser.page;
+		page.on('console', (message) => {
+			if (message.type() === 'error') consoleErrors.push(message.text());
+		});
+		page.on('pageerror', (error) => consoleErrors.push(`${error.name}: ${error.message}`));
+		page.on('response', (response) => {
+			// Option lists, list searches and credential tests the package's methods answer.
+			if (/\/rest\/(dynamic-node-parameters|credentials\/test)/.test(response.url()) && response.status() >= 400) {
+				failedRequests.push(`${response.status()} ${response.url()}`);
+			}
+		});
+	});
+
+	afterAll(async () => {
+		await browser?.close();
+		await sim?.close();
+		writeFileSync(join(shots, 'console-errors.log'), consoleErrors.join('\n'));
+		console.log(`browser test: ${Math.round((Date.now() - started) / 1000)} s, screenshots in ${shots}`);
+	});
+
+	const shoot = async (name: string, target: 'page' | 'panel' = 'panel') => {
+		const file = join(shots, `${name}.png`);
+		if (target === 'panel') await page.getByTestId('ndv').screenshot({ path: file });
+		else await page.screenshot({ path: file });
+		return file;
+	};
+	const documented: Record<string, string> = {};
+
+	const expectPanelShows = async (labels: string[]) => {
+		const parameters = page.getByTestId('node-parameters');
+		await parameters.waitFor();
+		const text = await parameters.innerText();
+		expect(labels.filter((label) => !text.includes(label))).toEqual([]);
+	};
+
+	it(
+		'signs in as the owner',
+		n8n.run(async () => {
+			await signIn(page, DEFAULT_OWNER.email, DEFAULT_OWNER.password);
+			expect(page.url()).toMatch(/\/(home|workflow)/);
+		}),
+		60_000,
+	);
+
+	it(
+		'adds the Clinic node from the nodes panel and runs a step against the service',
+		n8n.run(async () => {
+			await page.goto('/workflow/new');
+			await pickFromNodesPanel(page, 'manual', 'Manual Trigger');
+			if (await page.getByTestId('ndv').isVisible()) await closePanel(page);
+
+			await pickFromNodesPanel(page, 'Clinic', 'Clinic');
+			// The actions list: one entry per operation, under its resource.
+			const actions = (await creatorItems(page).allInnerTexts()).map((text) => text.trim());
+			for (const resource of resources) {
+				for (const operation of operationsOf(resource.value)) expect(actions).toContain(operation.action);
+			}
+			await settled(page.getByTestId('node-creator'));
+			documented.actions = await shoot('clinic-actions', 'page');
+
+			const waitingRooms = resources.find((resource) => resource.value === 'waitingRoom')!;
+			const getMany = operationsOf('waitingRoom').find((operation) => operation.value === 'getAll')!;
+			expect(waitingRooms).toBeDefined();
+			await creatorItems(page).filter({ has: page.getByText(getMany.action!, { exact: true }) }).click();
+			await page.getByTestId('ndv').waitFor();
+			await page.getByTestId('node-execute-button').click();
+			const output = page.getByTestId('output-panel');
+			await output.getByText(`${sim.data.waitingRooms.length} items`).waitFor();
+			await output.getByRole('radio', { name: 'Table' }).click();
+			const shown = await output.getByTestId('ndv-data-container').innerText();
+			for (const room of sim.data.waitingRooms) expect(shown).toContain(String(room.name));
+			documented.executed = await shoot('clinic-step-executed');
+		}),
+		90_000,
+	);
+
+	it(
+		'shows the fields of every resource and operation',
+		n8n.run(async () => {
+			let walked = 0;
+			for (const resource of resources) {
+				await selectOption(page, 'resource', resource.name);
+				for (const operation of operationsOf(resource.value)) {
+					await selectOption(page, 'operation', operation.name);
+					await expectPanelShows(expectedLabels(clinic, { resource: resource.value, operation: operation.value }));
+					await shoot(`clinic-${resource.value}-${operation.value}`);
+					walked++;
+				}
+			}
+			expect(walked).toBe(resources.reduce((sum, resource) => sum + operationsOf(resource.value).length, 0));
+		}),
+		4 * 60_000,
+	);
+
+	(listLocator ? it : it.skip)(
+		`picks a record from a resource locator list${listLocator ? ` (${listLocator.resource} → ${listLocator.operation}: ${listLocator.property.displayName})` : ' (the node has none yet)'}`,
+		n8n.run(async () => {
+			const { property, mode, resource, operation } = listLocator!;
+			await selectOption(page, 'resource', resources.find((option) => option.value === resource)!.name);
+			await selectOption(page, 'operation', operationsOf(resource).find((option) => option.value === operation)!.name);
+			const locator = page.getByTestId(`parameter-input-${property.name}`);
+			const modeSelector = locator.getByTestId('rlc-mode-selector');
+			if (!(await modeSelector.innerText()).includes(mode.displayName)) {
+				await modeSelector.click();
+				await page.locator('.el-select-dropdown__item:visible').filter({ hasText: mode.displayName }).first().click();
+			}
+			await locator.getByTestId('rlc-input').click();
+			const first = page.getByTestId('resource-locator-dropdown').getByTestId('rlc-item').first();
+			const picked = (await first.innerText()).trim();
+			expect(picked).not.toBe('');
+			await first.click();
+			const value = await locator.getByTestId('rlc-input').locator('input').inputValue();
+			expect(value).not.toBe('');
+			expect(picked).toContain(value);
+			await shoot(`clinic-${resource}-${operation}-locator`);
+		}),
+		90_000,
+	);
+
+	it.each(triggers.map((trigger) => [trigger.displayName, trigger] as const))(
+		'opens the %s panel from the nodes panel',
+		(_name, trigger) =>
+			n8n.run(async () => {
+				await page.goto('/workflow/new');
+				// The nodes panel lists a trigger without its " Trigger" suffix, under the action
+				// node's entry when they share a name.
+				const listed = trigger.displayName.replace(/ Trigger$/, '');
+				await pickFromNodesPanel(page, listed, listed, trigger.displayName);
+				const events = optionsOf(trigger.properties.find((property) => property.name === 'events'));
+				if (!(await page.getByTestId('ndv').isVisible())) {
+					// A trigger with events lists them as "On ..." entries first.
+					await creatorItems(page).first().click();
+				}
+				await page.getByTestId('ndv').waitFor();
+				await expect(page.getByTestId('node-title-container').innerText()).resolves.toContain(trigger.defaults.name);
+				const values = events.length > 0 ? { events: [events[0].value] } : {};
+				await expectPanelShows(expectedLabels(trigger, values));
+				const shot = await shoot(`trigger-${trigger.name}`);
+				if (trigger.name === 'clinicTrigger') documented.trigger = shot;
+				await closePanel(page);
+			})(),
+		60_000,
+	);
+
+	it('logged no console error from the package and no failed request to its methods', () => {
+		expect(consoleErrors.filter((text) => /clinic/i.test(text))).toEqual([]);
+		expect(failedRequests).toEqual([]);
+	});
+
+	afterAll(() => {
+		if (process.env.UPDATE_DOC_SCREENSHOTS !== '1') return;
+		const docs = join(REPO_ROOT, 'docs', 'screenshots');
+		mkdirSync(docs, { recursive: true });
+		for (const [name, file] of Object.entries(documented)) copyFileSync(file, join(docs, `${name}.png`));
+	});
+});
