@@ -7,6 +7,7 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
+import { eventsSubtitle } from '../shared/catalogOptions';
 import { triggerProperties } from './description';
 import { receiveDelivery } from './receive';
 import { checkExists, create, deleteSubscriptions } from './subscriptions';
@@ -18,7 +19,7 @@ export class ClinicTrigger implements INodeType {
 		icon: { light: 'file:clinic.svg', dark: 'file:clinic.dark.svg' },
 		group: ['trigger'],
 		version: 1,
-		subtitle: '={{$parameter["events"].join(", ")}}',
+		subtitle: eventsSubtitle('events'),
 		description:
 			'Starts the workflow when the clinic-management service reports an event: patients, consultations, appointments, prescriptions, charges, invoices, telehealth waiting rooms',
 		defaults: { name: 'Clinic Trigger' },

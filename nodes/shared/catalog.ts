@@ -9,51 +9,66 @@ export interface TopicDefinition {
 	suffix: string;
 	/** Name shown in the node panel. */
 	label: string;
+	/** The service's own spellings, sent as event_name. */
 	events: readonly string[];
+	/** How the node panel says each event, in Title Case: "Consultation Finished". */
+	labels: Readonly<Record<string, string>>;
 }
 
 export const TOPICS: readonly TopicDefinition[] = [
-	{ suffix: 'account', label: 'Account', events: ['created', 'updated'] },
+	{
+		suffix: 'account',
+		label: 'Account',
+		events: ['created', 'updated'],
+		labels: { created: 'Account Created', updated: 'Account Updated' },
+	},
 	{
 		suffix: 'invoice-item',
 		label: 'Charge (Invoice Item)',
 		events: ['invoice-item-created', 'invoice-item-updated', 'invoice-item-deleted'],
+		labels: { 'invoice-item-created': 'Charge Created', 'invoice-item-updated': 'Charge Updated', 'invoice-item-deleted': 'Charge Deleted' },
 	},
 	{
 		suffix: 'prescription',
 		label: 'Prescription',
 		events: ['prescription-created', 'prescription-cancel', 'prescription-deleted'],
+		labels: { 'prescription-created': 'Prescription Created', 'prescription-cancel': 'Prescription Cancelled', 'prescription-deleted': 'Prescription Deleted' },
 	},
 	{
 		suffix: 'consultation',
 		label: 'Consultation',
-		events: [
-			'consultation-created',
-			'consultation-updated',
-			'consultation-finished',
-			'consultation-deleted',
-		],
+		events: ['consultation-created', 'consultation-updated', 'consultation-finished', 'consultation-deleted'],
+		labels: { 'consultation-created': 'Consultation Created', 'consultation-updated': 'Consultation Updated', 'consultation-finished': 'Consultation Finished', 'consultation-deleted': 'Consultation Deleted' },
 	},
 	{
 		suffix: 'invoice-item-catalog',
 		label: 'Charge Catalog',
-		events: [
-			'invoice-item-catalog-created',
-			'invoice-item-catalog-updated',
-			'invoice-item-catalog-deleted',
-		],
+		events: ['invoice-item-catalog-created', 'invoice-item-catalog-updated', 'invoice-item-catalog-deleted'],
+		labels: { 'invoice-item-catalog-created': 'Charge Catalog Item Created', 'invoice-item-catalog-updated': 'Charge Catalog Item Updated', 'invoice-item-catalog-deleted': 'Charge Catalog Item Deleted' },
 	},
-	{ suffix: 'invoice', label: 'Invoice', events: ['invoice-created', 'invoice-updated'] },
+	{
+		suffix: 'invoice',
+		label: 'Invoice',
+		events: ['invoice-created', 'invoice-updated'],
+		labels: { 'invoice-created': 'Invoice Created', 'invoice-updated': 'Invoice Updated' },
+	},
 	{
 		suffix: 'patient',
 		label: 'Patient',
 		events: ['patient-created', 'patient-updated', 'patient-deleted'],
+		labels: { 'patient-created': 'Patient Created', 'patient-updated': 'Patient Updated', 'patient-deleted': 'Patient Deleted' },
 	},
-	{ suffix: 'waiting-room', label: 'Telehealth Waiting Room', events: ['patient-joined-twr'] },
+	{
+		suffix: 'waiting-room',
+		label: 'Telehealth Waiting Room',
+		events: ['patient-joined-twr'],
+		labels: { 'patient-joined-twr': 'Patient Joined Waiting Room' },
+	},
 	{
 		suffix: 'consultation-schedule',
 		label: 'Appointment (Consultation Schedule)',
 		events: ['consultation-schedule-create', 'consultation-schedule-updated'],
+		labels: { 'consultation-schedule-create': 'Appointment Created', 'consultation-schedule-updated': 'Appointment Updated' },
 	},
 ];
 
@@ -63,7 +78,10 @@ export interface CatalogEvent {
 	key: string;
 	suffix: string;
 	name: string;
+	/** "Consultation Finished". */
 	label: string;
+	/** The name n8n gives a trigger added for this event: "On consultation finished". */
+	action: string;
 }
 
 export const EVENTS: readonly CatalogEvent[] = TOPICS.flatMap((topic) =>
@@ -71,7 +89,8 @@ export const EVENTS: readonly CatalogEvent[] = TOPICS.flatMap((topic) =>
 		key: `${topic.suffix}:${name}`,
 		suffix: topic.suffix,
 		name,
-		label: `${topic.label}: ${name}`,
+		label: topic.labels[name],
+		action: `On ${topic.labels[name].toLowerCase()}`,
 	})),
 );
 
