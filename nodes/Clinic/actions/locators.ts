@@ -17,9 +17,12 @@ export interface LocatorOptions {
 	searchList?: string;
 }
 
-/** A link with the segment followed by the id, e.g. `…/consultations/1024` or `…/consultations/1024/prescriptions`. */
+/**
+ * A link with the segment followed by the id: `https://host/api/v1/consultations/1024`,
+ * `/api/v1/consultations/1024/prescriptions` (the service's links may leave out the host).
+ */
 export function linkPattern(segment: string): string {
-	return `^https?://[^\\s]*?/${segment}/([1-9][0-9]*)(?:[/?#].*)?$`;
+	return `^[^\\s]*?/${segment}/([1-9][0-9]*)(?:[/?#][^\\s]*)?$`;
 }
 
 export function idLocator(options: LocatorOptions): INodeProperties {
