@@ -9,6 +9,7 @@ import type {
 
 import { eventsSubtitle } from '../shared/catalogOptions';
 import { triggerProperties } from './description';
+import { requireAcceptedAddress, requireWebhookService } from './preflight';
 import { receiveDelivery } from './receive';
 import { checkExists, create, deleteSubscriptions } from './subscriptions';
 
@@ -54,9 +55,12 @@ export class ClinicTrigger implements INodeType {
 				return await checkExists.call(this);
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
+				requireAcceptedAddress(this);
+				await requireWebhookService(this);
 				return await create.call(this);
 			},
 			async delete(this: IHookFunctions): Promise<boolean> {
+				await requireWebhookService(this);
 				return await deleteSubscriptions.call(this);
 			},
 		},
