@@ -8,10 +8,9 @@ import { startSimulator, type Simulator } from '../simulator';
 import { N8N_VERSIONS, executeWorkflow, importCredentials, importWorkflow, nodeJson, packRepository, useN8nContext } from './harness';
 import type { WorkflowImport } from './harness';
 import { startFakeModel, type FakeModel } from './support/fake-model';
-import { loadExample, simulatorCredentials } from './support/examples';
+import { fakeModelCredential, loadExample, simulatorCredentials } from './support/examples';
 
 const EXAMPLE = 'ai-agent-invoice-assistant.json';
-const OPENAI_CREDENTIAL_ID = 'openAiDemoModel1';
 
 /** The example with its Clinic tool nodes renamed to neutral names. */
 function withNeutralToolNames(workflow: WorkflowImport): { workflow: WorkflowImport; names: Map<string, string> } {
@@ -40,7 +39,7 @@ describe('Clinic tools in n8n\'s AI Agent (n8n 2.41.1)', () => {
 		ctx.installPackage(packRepository(ctx.rootDir));
 		await importCredentials(ctx, [
 			...simulatorCredentials(sim),
-			{ id: OPENAI_CREDENTIAL_ID, name: 'OpenAI (fake model)', type: 'openAiApi', data: { apiKey: 'sk-fake-model-key', url: model.baseUrl } },
+			fakeModelCredential(model.baseUrl),
 		]);
 		const neutral = withNeutralToolNames(loadExample(EXAMPLE, sim));
 		names = neutral.names;
