@@ -5,7 +5,7 @@
  */
 import '../helpers/n8n-env';
 
-import { Workflow } from 'n8n-workflow';
+import { NodeHelpers, Workflow } from 'n8n-workflow';
 import type { INode, INodeParameters, INodePropertyOptions } from 'n8n-workflow';
 
 import { Clinic } from '../../nodes/Clinic/Clinic.node';
@@ -78,5 +78,21 @@ describe('address messages that say the fix', () => {
 
 	it('a missing webhook service address is named as such', () => {
 		expect(missingWebhookServiceUrlMessage().message).toBe('The Clinic credential has no Webhook Service Base URL');
+	});
+});
+
+describe('as an AI agent tool', () => {
+	const description = new Clinic().description;
+	// n8n names the tool variant of a node type "<name>Tool"; `@tool` display conditions read that.
+	const asTool = { ...description, name: `${description.name}Tool` };
+	const defaults = (type: typeof description, resource: string, operation: string) =>
+		NodeHelpers.getNodeParameters(type.properties, { resource, operation }, true, false, { typeVersion: 1 }, type) ?? {};
+
+	it.each([
+		['consultation', 'get'],
+		['event', 'getAll'],
+	])('%s %s starts simplified as a tool, whole in a workflow (saved workflows unchanged)', (resource, operation) => {
+		expect(defaults(asTool, resource, operation).simplify).toBe(true);
+		expect(defaults(description, resource, operation).simplify).toBe(false);
 	});
 });
