@@ -15,6 +15,7 @@ export const triggerProperties: INodeProperties[] = [
 		name: 'httpsNotice',
 		type: 'notice',
 		default: '',
+		displayOptions: { hide: { '/options.allowInsecureUrl': [true] } },
 	},
 	{
 		displayName: 'Authentication',

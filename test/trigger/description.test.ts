@@ -1,3 +1,5 @@
+import { NodeHelpers } from 'n8n-workflow';
+
 import { ClinicTrigger } from '../../nodes/ClinicTrigger/ClinicTrigger.node';
 import { EVENTS } from '../../nodes/shared/catalog';
 
@@ -58,6 +60,11 @@ describe('Clinic Trigger description', () => {
 		expect(notice.type).toBe('notice');
 		expect(notice.displayName).toContain('WEBHOOK_URL');
 		expect(notice.displayName).toContain('Allow Insecure URL');
+		// Once the user allowed http for a local test, the notice has said its piece.
+		const shown = (options: object) => NodeHelpers.displayParameter({ options }, notice, { typeVersion: 1 }, description);
+		expect(shown({})).toBe(true);
+		expect(shown({ allowInsecureUrl: false })).toBe(true);
+		expect(shown({ allowInsecureUrl: true })).toBe(false);
 	});
 
 	it('verification defaults to HMAC-SHA256 in the `signature` header; "none" carries a warning', () => {
