@@ -1,4 +1,5 @@
 import { NodeHelpers } from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 
 import { ClinicTrigger } from '../../nodes/ClinicTrigger/ClinicTrigger.node';
 import { EVENTS } from '../../nodes/shared/catalog';
@@ -61,7 +62,7 @@ describe('Clinic Trigger description', () => {
 		expect(notice.displayName).toContain('WEBHOOK_URL');
 		expect(notice.displayName).toContain('Allow Insecure URL');
 		// Once the user allowed http for a local test, the notice has said its piece.
-		const shown = (options: object) => NodeHelpers.displayParameter({ options }, notice, { typeVersion: 1 }, description);
+		const shown = (options: IDataObject) => NodeHelpers.displayParameter({ options }, notice, { typeVersion: 1 }, description);
 		expect(shown({})).toBe(true);
 		expect(shown({ allowInsecureUrl: false })).toBe(true);
 		expect(shown({ allowInsecureUrl: true })).toBe(false);
