@@ -15,61 +15,53 @@ export interface TopicDefinition {
 	labels: Readonly<Record<string, string>>;
 }
 
+/** A topic from its events (the service's spelling) and the name the panel gives each. */
+function topic(suffix: string, label: string, labels: Record<string, string>): TopicDefinition {
+	return { suffix, label, events: Object.keys(labels), labels };
+}
+
 export const TOPICS: readonly TopicDefinition[] = [
-	{
-		suffix: 'account',
-		label: 'Account',
-		events: ['created', 'updated'],
-		labels: { created: 'Account Created', updated: 'Account Updated' },
-	},
-	{
-		suffix: 'invoice-item',
-		label: 'Charge (Invoice Item)',
-		events: ['invoice-item-created', 'invoice-item-updated', 'invoice-item-deleted'],
-		labels: { 'invoice-item-created': 'Charge Created', 'invoice-item-updated': 'Charge Updated', 'invoice-item-deleted': 'Charge Deleted' },
-	},
-	{
-		suffix: 'prescription',
-		label: 'Prescription',
-		events: ['prescription-created', 'prescription-cancel', 'prescription-deleted'],
-		labels: { 'prescription-created': 'Prescription Created', 'prescription-cancel': 'Prescription Cancelled', 'prescription-deleted': 'Prescription Deleted' },
-	},
-	{
-		suffix: 'consultation',
-		label: 'Consultation',
-		events: ['consultation-created', 'consultation-updated', 'consultation-finished', 'consultation-deleted'],
-		labels: { 'consultation-created': 'Consultation Created', 'consultation-updated': 'Consultation Updated', 'consultation-finished': 'Consultation Finished', 'consultation-deleted': 'Consultation Deleted' },
-	},
-	{
-		suffix: 'invoice-item-catalog',
-		label: 'Charge Catalog',
-		events: ['invoice-item-catalog-created', 'invoice-item-catalog-updated', 'invoice-item-catalog-deleted'],
-		labels: { 'invoice-item-catalog-created': 'Charge Catalog Item Created', 'invoice-item-catalog-updated': 'Charge Catalog Item Updated', 'invoice-item-catalog-deleted': 'Charge Catalog Item Deleted' },
-	},
-	{
-		suffix: 'invoice',
-		label: 'Invoice',
-		events: ['invoice-created', 'invoice-updated'],
-		labels: { 'invoice-created': 'Invoice Created', 'invoice-updated': 'Invoice Updated' },
-	},
-	{
-		suffix: 'patient',
-		label: 'Patient',
-		events: ['patient-created', 'patient-updated', 'patient-deleted'],
-		labels: { 'patient-created': 'Patient Created', 'patient-updated': 'Patient Updated', 'patient-deleted': 'Patient Deleted' },
-	},
-	{
-		suffix: 'waiting-room',
-		label: 'Telehealth Waiting Room',
-		events: ['patient-joined-twr'],
-		labels: { 'patient-joined-twr': 'Patient Joined Waiting Room' },
-	},
-	{
-		suffix: 'consultation-schedule',
-		label: 'Appointment (Consultation Schedule)',
-		events: ['consultation-schedule-create', 'consultation-schedule-updated'],
-		labels: { 'consultation-schedule-create': 'Appointment Created', 'consultation-schedule-updated': 'Appointment Updated' },
-	},
+	topic('account', 'Account', {
+		created: 'Account Created',
+		updated: 'Account Updated',
+	}),
+	topic('invoice-item', 'Charge (Invoice Item)', {
+		'invoice-item-created': 'Charge Created',
+		'invoice-item-updated': 'Charge Updated',
+		'invoice-item-deleted': 'Charge Deleted',
+	}),
+	topic('prescription', 'Prescription', {
+		'prescription-created': 'Prescription Created',
+		'prescription-cancel': 'Prescription Cancelled',
+		'prescription-deleted': 'Prescription Deleted',
+	}),
+	topic('consultation', 'Consultation', {
+		'consultation-created': 'Consultation Created',
+		'consultation-updated': 'Consultation Updated',
+		'consultation-finished': 'Consultation Finished',
+		'consultation-deleted': 'Consultation Deleted',
+	}),
+	topic('invoice-item-catalog', 'Charge Catalog', {
+		'invoice-item-catalog-created': 'Charge Catalog Item Created',
+		'invoice-item-catalog-updated': 'Charge Catalog Item Updated',
+		'invoice-item-catalog-deleted': 'Charge Catalog Item Deleted',
+	}),
+	topic('invoice', 'Invoice', {
+		'invoice-created': 'Invoice Created',
+		'invoice-updated': 'Invoice Updated',
+	}),
+	topic('patient', 'Patient', {
+		'patient-created': 'Patient Created',
+		'patient-updated': 'Patient Updated',
+		'patient-deleted': 'Patient Deleted',
+	}),
+	topic('waiting-room', 'Telehealth Waiting Room', {
+		'patient-joined-twr': 'Patient Joined Waiting Room',
+	}),
+	topic('consultation-schedule', 'Appointment (Consultation Schedule)', {
+		'consultation-schedule-create': 'Appointment Created',
+		'consultation-schedule-updated': 'Appointment Updated',
+	}),
 ];
 
 /** An event as the trigger and the action node offer it: unique across topics. */
