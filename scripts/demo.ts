@@ -17,7 +17,8 @@ import {
 	packRepository,
 	startN8n,
 } from '../test/e2e/harness';
-import { exampleFiles, loadExample, simulatorCredentials } from '../test/e2e/support/examples';
+import { exampleFiles, fakeModelCredential, loadExample, simulatorCredentials } from '../test/e2e/support/examples';
+import { startFakeModel } from '../test/e2e/support/fake-model';
 
 const FLAGSHIP = 'consultation-finished-sign-email-pdf.json';
 
@@ -49,7 +50,12 @@ async function main(): Promise<void> {
 
 	say('Building and installing the package the way the Community Nodes screen does...');
 	ctx.installPackage(packRepository(rootDir, { build: true }));
-	await importCredentials(ctx, simulatorCredentials(sim, await portalToken(sim.apiBaseUrl, sim.portalDemo)));
+	// The AI agent example talks to a scripted model: it looks an encounter's invoice up and e-mails it.
+	const model = await startFakeModel();
+	await importCredentials(ctx, [
+		...simulatorCredentials(sim, await portalToken(sim.apiBaseUrl, sim.portalDemo)),
+		fakeModelCredential(model.baseUrl),
+	]);
 	const files = exampleFiles();
 	const ids = await importWorkflows(ctx, files.map((file) => loadExample(file, sim)));
 
@@ -75,6 +81,7 @@ async function main(): Promise<void> {
 		say('\nStopping...');
 		await server.stop();
 		await sim.close();
+		await model.close();
 		process.exit(0);
 	};
 	process.on('SIGINT', () => void stop());

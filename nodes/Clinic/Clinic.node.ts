@@ -3,7 +3,8 @@ import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescrip
 
 import { nodeAuthenticationOptions } from '../shared/authentication';
 import { MAX_PARALLEL_REQUESTS, router } from './actions/router';
-import { resourceOptions, resources } from './actions/resources';
+import { operationSubtitle, resourceOptions, resources } from './actions/resources';
+import { searchSubscriptions } from './listSearch';
 
 export class Clinic implements INodeType {
 	description: INodeTypeDescription = {
@@ -12,7 +13,7 @@ export class Clinic implements INodeType {
 		icon: { light: 'file:clinic.svg', dark: 'file:clinic.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
+		subtitle: operationSubtitle(),
 		description:
 			'Patients, consultations, prescriptions, charges, CFDI invoices, billing reports, telehealth waiting rooms and webhook events of your clinic-management service',
 		defaults: { name: 'Clinic' },
@@ -33,7 +34,7 @@ export class Clinic implements INodeType {
 			{
 				name: 'clinicPatientPortalApi',
 				required: true,
-				displayOptions: { show: { resource: ['patientPortal'], operation: ['getPeople'] } },
+				displayOptions: { show: { resource: ['patientPortal'], operation: ['getPeople'], tokenSource: ['credential'] } },
 			},
 		],
 		properties: [
@@ -84,6 +85,10 @@ export class Clinic implements INodeType {
 				],
 			},
 		],
+	};
+
+	methods = {
+		listSearch: { searchSubscriptions },
 	};
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {

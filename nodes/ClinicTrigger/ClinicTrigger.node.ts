@@ -7,7 +7,9 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
+import { eventsSubtitle } from '../shared/catalogOptions';
 import { triggerProperties } from './description';
+import { requireAcceptedAddress, requireWebhookService } from './preflight';
 import { receiveDelivery } from './receive';
 import { activationError, checkExists, create, deleteSubscriptions } from './subscriptions';
 
@@ -18,7 +20,7 @@ export class ClinicTrigger implements INodeType {
 		icon: { light: 'file:clinic.svg', dark: 'file:clinic.dark.svg' },
 		group: ['trigger'],
 		version: 1,
-		subtitle: '={{$parameter["events"].join(", ")}}',
+		subtitle: eventsSubtitle('events'),
 		description:
 			'Starts the workflow when the clinic-management service reports an event: patients, consultations, appointments, prescriptions, charges, invoices, telehealth waiting rooms',
 		defaults: { name: 'Clinic Trigger' },
@@ -58,6 +60,8 @@ export class ClinicTrigger implements INodeType {
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
 				try {
+					requireAcceptedAddress(this);
+					await requireWebhookService(this);
 					return await create.call(this);
 				} catch (error) {
 					throw activationError(this.getNode(), error);
@@ -65,6 +69,7 @@ export class ClinicTrigger implements INodeType {
 			},
 			async delete(this: IHookFunctions): Promise<boolean> {
 				try {
+					await requireWebhookService(this);
 					return await deleteSubscriptions.call(this);
 				} catch (error) {
 					throw activationError(this.getNode(), error);

@@ -9,6 +9,15 @@ export const DEFAULT_DUPLICATE_WINDOW_MINUTES = 60;
 
 export const triggerProperties: INodeProperties[] = [
 	{
+		// n8n offers no display condition on its own webhook address, so this shows always.
+		displayName:
+			"The clinic service sends events only to https:// addresses. If the webhook URLs above start with http:// (a local n8n), set n8n's WEBHOOK_URL to a public https:// address, or for a local test turn on Options > Allow Insecure URL.",
+		name: 'httpsNotice',
+		type: 'notice',
+		default: '',
+		displayOptions: { hide: { '/options.allowInsecureUrl': [true] } },
+	},
+	{
 		displayName: 'Authentication',
 		name: 'authentication',
 		type: 'options',

@@ -9,52 +9,59 @@ export interface TopicDefinition {
 	suffix: string;
 	/** Name shown in the node panel. */
 	label: string;
+	/** The service's own spellings, sent as event_name. */
 	events: readonly string[];
+	/** How the node panel says each event, in Title Case: "Consultation Finished". */
+	labels: Readonly<Record<string, string>>;
+}
+
+/** A topic from its events (the service's spelling) and the name the panel gives each. */
+function topic(suffix: string, label: string, labels: Record<string, string>): TopicDefinition {
+	return { suffix, label, events: Object.keys(labels), labels };
 }
 
 export const TOPICS: readonly TopicDefinition[] = [
-	{ suffix: 'account', label: 'Account', events: ['created', 'updated'] },
-	{
-		suffix: 'invoice-item',
-		label: 'Charge (Invoice Item)',
-		events: ['invoice-item-created', 'invoice-item-updated', 'invoice-item-deleted'],
-	},
-	{
-		suffix: 'prescription',
-		label: 'Prescription',
-		events: ['prescription-created', 'prescription-cancel', 'prescription-deleted'],
-	},
-	{
-		suffix: 'consultation',
-		label: 'Consultation',
-		events: [
-			'consultation-created',
-			'consultation-updated',
-			'consultation-finished',
-			'consultation-deleted',
-		],
-	},
-	{
-		suffix: 'invoice-item-catalog',
-		label: 'Charge Catalog',
-		events: [
-			'invoice-item-catalog-created',
-			'invoice-item-catalog-updated',
-			'invoice-item-catalog-deleted',
-		],
-	},
-	{ suffix: 'invoice', label: 'Invoice', events: ['invoice-created', 'invoice-updated'] },
-	{
-		suffix: 'patient',
-		label: 'Patient',
-		events: ['patient-created', 'patient-updated', 'patient-deleted'],
-	},
-	{ suffix: 'waiting-room', label: 'Telehealth Waiting Room', events: ['patient-joined-twr'] },
-	{
-		suffix: 'consultation-schedule',
-		label: 'Appointment (Consultation Schedule)',
-		events: ['consultation-schedule-create', 'consultation-schedule-updated'],
-	},
+	topic('account', 'Account', {
+		created: 'Account Created',
+		updated: 'Account Updated',
+	}),
+	topic('invoice-item', 'Charge (Invoice Item)', {
+		'invoice-item-created': 'Charge Created',
+		'invoice-item-updated': 'Charge Updated',
+		'invoice-item-deleted': 'Charge Deleted',
+	}),
+	topic('prescription', 'Prescription', {
+		'prescription-created': 'Prescription Created',
+		'prescription-cancel': 'Prescription Cancelled',
+		'prescription-deleted': 'Prescription Deleted',
+	}),
+	topic('consultation', 'Consultation', {
+		'consultation-created': 'Consultation Created',
+		'consultation-updated': 'Consultation Updated',
+		'consultation-finished': 'Consultation Finished',
+		'consultation-deleted': 'Consultation Deleted',
+	}),
+	topic('invoice-item-catalog', 'Charge Catalog', {
+		'invoice-item-catalog-created': 'Charge Catalog Item Created',
+		'invoice-item-catalog-updated': 'Charge Catalog Item Updated',
+		'invoice-item-catalog-deleted': 'Charge Catalog Item Deleted',
+	}),
+	topic('invoice', 'Invoice', {
+		'invoice-created': 'Invoice Created',
+		'invoice-updated': 'Invoice Updated',
+	}),
+	topic('patient', 'Patient', {
+		'patient-created': 'Patient Created',
+		'patient-updated': 'Patient Updated',
+		'patient-deleted': 'Patient Deleted',
+	}),
+	topic('waiting-room', 'Telehealth Waiting Room', {
+		'patient-joined-twr': 'Patient Joined Waiting Room',
+	}),
+	topic('consultation-schedule', 'Appointment (Consultation Schedule)', {
+		'consultation-schedule-create': 'Appointment Created',
+		'consultation-schedule-updated': 'Appointment Updated',
+	}),
 ];
 
 /** An event as the trigger and the action node offer it: unique across topics. */
@@ -63,7 +70,10 @@ export interface CatalogEvent {
 	key: string;
 	suffix: string;
 	name: string;
+	/** "Consultation Finished". */
 	label: string;
+	/** The name n8n gives a trigger added for this event: "On consultation finished". */
+	action: string;
 }
 
 export const EVENTS: readonly CatalogEvent[] = TOPICS.flatMap((topic) =>
@@ -71,7 +81,8 @@ export const EVENTS: readonly CatalogEvent[] = TOPICS.flatMap((topic) =>
 		key: `${topic.suffix}:${name}`,
 		suffix: topic.suffix,
 		name,
-		label: `${topic.label}: ${name}`,
+		label: topic.labels[name],
+		action: `On ${topic.labels[name].toLowerCase()}`,
 	})),
 );
 

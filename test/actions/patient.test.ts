@@ -59,7 +59,7 @@ describe('Patient > Update', () => {
 	test('nothing to update -> stops before any request and says to add a field', async () => {
 		const result = await t.run({ resource: 'patient', operation: 'update', patientId: '1', additionalFields: { email: '' } });
 
-		expect(errorText(result)).toMatch(/Nothing to update for patient 1 in item 1.*Additional Fields/);
+		expect(errorText(result)).toMatch(/Nothing to update for patient 1 in item 1.*Update Fields/);
 		expect(t.requests()).toEqual([]);
 	});
 

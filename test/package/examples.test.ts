@@ -38,11 +38,18 @@ describe.each(examples)('example %s', (_file, workflow) => {
 
 	it('connects every node', () => {
 		const names = (workflow.nodes as ExampleNode[]).map((node) => node.name);
+		// Every kind of connection counts: main, and an AI agent's model and tools.
 		const targets = new Set(
-			Object.values(workflow.connections as Record<string, { main: Array<Array<{ node: string }>> }>).flatMap((c) =>
-				c.main.flat().map((link) => link.node),
+			Object.values(workflow.connections as Record<string, Record<string, Array<Array<{ node: string }>>>>).flatMap((c) =>
+				Object.values(c).flatMap((outputs) => outputs.flat().map((link) => link.node)),
 			),
 		);
-		expect(names.slice(1).filter((name) => !targets.has(name))).toEqual([]);
+		// Sub-nodes (the model, the tools) are connected by their own output to the agent.
+		const subNodes = new Set(
+			Object.entries(workflow.connections as Record<string, Record<string, unknown>>)
+				.filter(([, outputs]) => Object.keys(outputs).some((type) => type.startsWith('ai_')))
+				.map(([name]) => name),
+		);
+		expect(names.slice(1).filter((name) => !targets.has(name) && !subNodes.has(name))).toEqual([]);
 	});
 });

@@ -13,6 +13,7 @@ describe('README event table', () => {
 		expect(row).toBeDefined();
 		const listed = [...row!.split('|')[3].matchAll(/`([^`]+)`/g)].map((match) => match[1]);
 		expect(listed).toEqual([...topic.events]);
+		expect(row!.split('|')[4].trim()).toBe(topic.events.map((event) => topic.labels[event]).join(', '));
 	});
 
 	it('has one row per catalog topic and no other', () => {

@@ -1,3 +1,6 @@
+import { NodeHelpers } from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
+
 import { ClinicTrigger } from '../../nodes/ClinicTrigger/ClinicTrigger.node';
 import { EVENTS } from '../../nodes/shared/catalog';
 
@@ -29,16 +32,40 @@ describe('Clinic Trigger description', () => {
 		expect(authentication.options?.map((o) => (o as { value: string }).value)).toEqual(['clinicApi', 'clinicRefreshTokenApi']);
 	});
 
-	it('lists every catalog event once, keyed <suffix>:<name>, labelled by topic with the exact spelling', () => {
-		const options = (property('events').options ?? []) as Array<{ name: string; value: string }>;
+	it('lists every catalog event once, keyed <suffix>:<name>, named as people say it', () => {
+		const options = (property('events').options ?? []) as Array<{ name: string; value: string; action?: string; description?: string }>;
 		expect(options.map((o) => o.value).sort()).toEqual(EVENTS.map((e) => e.key).sort());
-		const byValue = new Map(options.map((o) => [o.value, o.name]));
-		expect(byValue.get('consultation:consultation-finished')).toBe('Consultation: consultation-finished');
-		expect(byValue.get('consultation-schedule:consultation-schedule-create')).toBe(
-			'Appointment (Consultation Schedule): consultation-schedule-create',
-		);
-		expect(byValue.get('prescription:prescription-cancel')).toBe('Prescription: prescription-cancel');
-		expect(byValue.get('account:created')).toBe('Account: created');
+		const byValue = new Map(options.map((o) => [o.value, o]));
+		expect(byValue.get('consultation:consultation-finished')).toMatchObject({
+			name: 'Consultation Finished',
+			action: 'On consultation finished',
+		});
+		expect(byValue.get('consultation-schedule:consultation-schedule-create')).toMatchObject({
+			name: 'Appointment Created',
+			action: 'On appointment created',
+		});
+		expect(byValue.get('invoice-item:invoice-item-created')?.action).toBe('On charge created');
+		expect(byValue.get('prescription:prescription-cancel')?.name).toBe('Prescription Cancelled');
+		// The service's spelling stays visible where it matters: the option's description.
+		expect(byValue.get('prescription:prescription-cancel')?.description).toContain('"prescription-cancel"');
+		expect(byValue.get('account:created')?.name).toBe('Account Created');
+		for (const option of options) {
+			expect(option.name).not.toMatch(/[-:]/);
+			expect(option.action).toMatch(/^On [a-z][a-z ]+$/);
+		}
+		expect(new Set(options.map((o) => o.action)).size).toBe(options.length);
+	});
+
+	it('tells on the panel which webhook address the service accepts and how to fix an http one', () => {
+		const notice = property('httpsNotice');
+		expect(notice.type).toBe('notice');
+		expect(notice.displayName).toContain('WEBHOOK_URL');
+		expect(notice.displayName).toContain('Allow Insecure URL');
+		// Once the user allowed http for a local test, the notice has said its piece.
+		const shown = (options: IDataObject) => NodeHelpers.displayParameter({ options }, notice, { typeVersion: 1 }, description);
+		expect(shown({})).toBe(true);
+		expect(shown({ allowInsecureUrl: false })).toBe(true);
+		expect(shown({ allowInsecureUrl: true })).toBe(false);
 	});
 
 	it('verification defaults to HMAC-SHA256 in the `signature` header; "none" carries a warning', () => {

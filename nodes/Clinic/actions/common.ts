@@ -6,9 +6,24 @@ function itemLabel(itemIndex: number): string {
 	return `item ${itemIndex + 1}`;
 }
 
-/** A positive whole number id, from a number or a string; anything else stops before any request. */
+/**
+ * A positive whole number id, from a number, a string or a resource locator (From List,
+ * By ID, By URL); anything else stops before any request.
+ */
 export function readId(ctx: IExecuteFunctions, parameter: string, label: string, itemIndex: number): string {
-	const raw = ctx.getNodeParameter(parameter, itemIndex) as unknown;
+	let raw: unknown;
+	try {
+		raw = ctx.getNodeParameter(parameter, itemIndex, undefined, { extractValue: true }) as unknown;
+	} catch {
+		// Only "By URL" can fail here: its link does not name a record of this kind.
+		const given = ctx.getNodeParameter(parameter, itemIndex) as { value?: unknown };
+		throw new NodeOperationError(
+			ctx.getNode(),
+			`${label} "${String(given?.value ?? '')}" in ${itemLabel(itemIndex)} is not a link to this kind of record`,
+			{ itemIndex, description: `Paste a link from the record's links (it contains the id after the record's path), or switch "${label}" to By ID.` },
+		);
+	}
+	if (raw && typeof raw === 'object' && 'value' in raw) raw = (raw as { value: unknown }).value;
 	const text = typeof raw === 'number' ? String(raw) : String(raw ?? '').trim();
 	if (!/^[1-9][0-9]*$/.test(text)) {
 		throw new NodeOperationError(

@@ -1,5 +1,5 @@
 /** Every resource of the node: the names users see and the service's wire names are mapped inside each folder. */
-import type { INodePropertyOptions } from 'n8n-workflow';
+import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 import * as billingReport from './billingReport';
 import * as charge from './charge';
@@ -50,3 +50,19 @@ export const PUBLIC_OPERATIONS: Record<string, string[]> = {
 	state: ['get'],
 	patientPortal: ['sendCode', 'verifyCode'],
 };
+
+/**
+ * The canvas subtitle, "Invoice: Get by Encounter", as an expression: subtitles cannot call
+ * node code, so the names are written into it.
+ */
+export function operationSubtitle(): string {
+	const names: Record<string, string> = {};
+	for (const resource of resourceOptions) {
+		const module = (resources as Record<string, { description: INodeProperties[] }>)[String(resource.value)];
+		const operation = module.description.find((property) => property.name === 'operation');
+		for (const option of (operation?.options ?? []) as INodePropertyOptions[]) {
+			names[`${String(resource.value)}.${String(option.value)}`] = `${resource.name}: ${option.name}`;
+		}
+	}
+	return `={{ (${JSON.stringify(names)})[$parameter["resource"] + "." + $parameter["operation"]] || $parameter["operation"] }}`;
+}

@@ -15,7 +15,18 @@ const DEMO_API_BASE = 'http://127.0.0.1:4010/api/v1';
 export const DEMO_CREDENTIAL_IDS = {
 	clinicApi: 'clinicDemoApi001',
 	clinicPatientPortalApi: 'clinicDemoPortal',
+	openAiApi: 'openAiDemoModel1',
 } as const;
+
+/** The OpenAI credential of the AI agent example, pointed at a scripted model (support/fake-model.ts). */
+export function fakeModelCredential(baseUrl: string): CredentialImport {
+	return {
+		id: DEMO_CREDENTIAL_IDS.openAiApi,
+		name: 'OpenAI (scripted test model)',
+		type: 'openAiApi',
+		data: { apiKey: 'sk-scripted-model', url: baseUrl },
+	};
+}
 
 export function exampleFiles(): string[] {
 	return readdirSync(EXAMPLES_DIR).filter((file) => file.endsWith('.json'));

@@ -60,10 +60,14 @@ const properties: INodeProperties[] = [
 			{
 				displayName: 'Status',
 				name: 'status',
-				type: 'string',
-				default: '',
-				placeholder: 'signed',
-				description: 'Only invoices with this status, as the service names it (e.g. signed, unsigned)',
+				type: 'options',
+				default: 'signed',
+				options: [
+					{ name: 'Signed', value: 'signed', description: 'Invoices whose CFDI is stamped' },
+					{ name: 'Unsigned', value: 'unsigned', description: 'Invoices not signed yet' },
+				],
+				description:
+					'Only invoices with this status. Another status your service knows can be given with an expression.',
 			},
 		],
 	},

@@ -2,20 +2,19 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import type { ClinicClient } from '../../../shared/transport';
+import { idLocator } from '../locators';
 import { checkNumber, checkOptionalId, readId, toItems, unwrap } from '../common';
 import { isSet } from '../shared';
 
 const properties: INodeProperties[] = [
-	{
+	idLocator({
 		displayName: 'Invoice ID',
 		name: 'invoiceId',
-		type: 'string',
-		required: true,
-		default: '',
 		placeholder: '42',
+		urlSegment: 'invoices',
 		description:
-			'Numeric ID of the invoice to charge, e.g. the ID that Invoice > Get by Encounter returns. A signed invoice takes no new charges.',
-	},
+			'The invoice to charge: numeric ID such as 42 (the id that Invoice > Get by Encounter returns), or a link to it. A signed invoice takes no new charges.',
+	}),
 	{
 		displayName: 'Quantity',
 		name: 'quantity',
@@ -51,10 +50,14 @@ const properties: INodeProperties[] = [
 			{
 				displayName: 'Accounting Type',
 				name: 'accounting_type',
-				type: 'string',
-				default: '',
-				placeholder: 'service',
-				description: 'Accounting type of the charge as your service names it (e.g. service)',
+				type: 'options',
+				default: 'service',
+				options: [
+					{ name: 'Service', value: 'service', description: 'A consultation, procedure or other service' },
+					{ name: 'Product', value: 'product', description: 'A drug, material or other goods' },
+				],
+				description:
+					'Accounting type of the charge (it decides the CFDI product code). Another type your service knows can be given with an expression.',
 			},
 			{
 				displayName: 'Invoice Item ID',

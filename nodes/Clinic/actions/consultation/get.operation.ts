@@ -2,19 +2,20 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import type { ClinicClient } from '../../../shared/transport';
+import { idLocator } from '../locators';
+import { simplifyConsultation, simplifyProperties } from '../simplify';
 import { readId, toItems, unwrap } from '../common';
 
 const properties: INodeProperties[] = [
-	{
+	idLocator({
 		displayName: 'Consultation ID',
 		name: 'consultationId',
-		type: 'string',
-		required: true,
-		default: '',
 		placeholder: '1024',
+		urlSegment: 'consultations',
 		description:
-			'Numeric ID of the consultation, e.g. the ID in the value of a Clinic Trigger "consultation-finished" event',
-	},
+			'The consultation: its numeric ID (e.g. 1024, the id in the value of a Clinic Trigger "Consultation Finished" event), or a link to it such as the consultation link of an invoice',
+	}),
+	...simplifyProperties('the 19 links and empty fields go; the patient\'s id stays as person_id'),
 ];
 
 export const description = updateDisplayOptions(
@@ -32,5 +33,7 @@ export async function execute(
 		{ method: 'GET', path: `/consultations/${encodeURIComponent(id)}`, auth: 'integration', subject: `Consultation ${id}` },
 		itemIndex,
 	);
-	return toItems(unwrap(this, body, 'consultation', itemIndex));
+	const consultation = unwrap(this, body, 'consultation', itemIndex);
+	const simplify = this.getNodeParameter('simplify', itemIndex, false) as boolean;
+	return toItems(simplify ? simplifyConsultation(consultation) : consultation);
 }

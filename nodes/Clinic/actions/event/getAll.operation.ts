@@ -4,6 +4,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { findTopic, fullTopic } from '../../../shared/catalog';
 import type { ClinicClient } from '../../../shared/transport';
 import { returnAllOrLimit } from '../common';
+import { simplifyEvent, simplifyProperties } from '../simplify';
 import { eventNameOptions, recordsOf, requireTopicPrefix, topicOptions, withoutSecret } from '../shared';
 
 const DEFAULT_PAGE_SIZE = 100;
@@ -43,6 +44,7 @@ const properties: INodeProperties[] = [
 		default: DEFAULT_PAGE_SIZE,
 		description: 'How many events to ask the service for per request. The node keeps asking until it has them all or reaches the limit.',
 	},
+	...simplifyProperties('the delivery logs go; their count and the last response code stay'),
 ];
 
 export const description = updateDisplayOptions({ show: { resource: ['event'], operation: ['getAll'] } }, properties);
@@ -74,6 +76,7 @@ export async function execute(
 		});
 	}
 	const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
+	const simplify = this.getNodeParameter('simplify', itemIndex, false) as boolean;
 
 	// GET bodies do not survive n8n's HTTP helper; the service reads these from the query too.
 	const query: IDataObject = {};
@@ -115,7 +118,7 @@ export async function execute(
 				description: `Stopped after ${output.length} events instead of repeating them. Turn off Return All and use Limit, or set Page Size large enough for all events.`,
 			});
 		}
-		for (const event of page.slice(0, limit - output.length)) output.push({ json: redactEvent(event) });
+		for (const event of page.slice(0, limit - output.length)) output.push({ json: simplify ? simplifyEvent(event) : redactEvent(event) });
 
 		// A page shorter than asked ends the log, unless the service caps pages: a short first
 		// page, or one as long as the one before, may be the cap, and the next page tells.

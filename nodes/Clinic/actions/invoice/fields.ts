@@ -1,14 +1,14 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { idLocator } from '../locators';
+
 /** The Invoice ID field of every operation that works on one invoice. */
 export function invoiceIdField(purpose: string): INodeProperties {
-	return {
+	return idLocator({
 		displayName: 'Invoice ID',
 		name: 'invoiceId',
-		type: 'string',
-		required: true,
-		default: '',
 		placeholder: '42',
-		description: `Numeric ID of the invoice ${purpose}. Obtain it as the ID that Invoice > Get by Encounter returns, or the ID in the value of a Clinic Trigger invoice event.`,
-	};
+		urlSegment: 'invoices',
+		description: `The invoice ${purpose}: its numeric ID such as 42 (the id that Invoice > Get by Encounter returns, or the id in the value of a Clinic Trigger invoice event), or a link to it`,
+	});
 }

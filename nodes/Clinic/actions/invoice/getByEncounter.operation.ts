@@ -2,19 +2,18 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import type { ClinicClient } from '../../../shared/transport';
+import { idLocator } from '../locators';
 import { readId, toItems, unwrap } from '../common';
 
 const properties: INodeProperties[] = [
-	{
+	idLocator({
 		displayName: 'Encounter ID',
 		name: 'encounterId',
-		type: 'string',
-		required: true,
-		default: '',
 		placeholder: '880',
+		urlSegment: 'encounters',
 		description:
-			'Numeric ID of the encounter (visit). Obtain it from a consultation: the encounter_id that Consultation > Get returns, or the one in the value of a Clinic Trigger consultation-finished event.',
-	},
+			'The encounter (visit): numeric ID such as 880, the encounter_id of a consultation (Consultation > Get, or a Clinic Trigger "Consultation Finished" event), or the encounter or invoice link of a consultation',
+	}),
 ];
 
 export const description = updateDisplayOptions(

@@ -2,19 +2,18 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import type { ClinicClient } from '../../../shared/transport';
+import { idLocator } from '../locators';
 import { readId, toItems } from '../common';
 
 const properties: INodeProperties[] = [
-	{
+	idLocator({
 		displayName: 'Patient ID',
 		name: 'patientId',
-		type: 'string',
-		required: true,
-		default: '',
 		placeholder: '2048',
+		urlSegment: 'people',
 		description:
-			'Numeric ID of the patient (a person in the service), e.g. the ID in the value of a Clinic Trigger patient-created event',
-	},
+			"The patient (a person in the service): numeric ID such as 2048 (the id in the value of a Clinic Trigger \"Patient Created\" event), or a link to the person such as a consultation's person link",
+	}),
 ];
 
 export const description = updateDisplayOptions(

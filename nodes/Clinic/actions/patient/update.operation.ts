@@ -2,6 +2,7 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import type { ClinicClient } from '../../../shared/transport';
+import { idLocator } from '../locators';
 import { checkEmail, checkOptionalId, readId, toDate, toItems, unwrap } from '../common';
 import { isSet } from '../shared';
 
@@ -48,18 +49,17 @@ function attributeProperty(field: AttributeField): INodeProperties {
 }
 
 const properties: INodeProperties[] = [
-	{
+	idLocator({
 		displayName: 'Patient ID',
 		name: 'patientId',
-		type: 'string',
-		required: true,
-		default: '',
 		placeholder: '2048',
+		urlSegment: 'people',
 		description:
-			'Numeric ID of the patient (a person in the service), e.g. the ID in the value of a Clinic Trigger patient-created event, or the end of a consultation\'s person link',
-	},
+			"The patient to change: numeric ID such as 2048 (the id in the value of a Clinic Trigger \"Patient Created\" event), or a link to the person such as a consultation's person link",
+	}),
 	{
-		displayName: 'Additional Fields',
+		// Named additionalFields in saved workflows; "Update Fields" is n8n's name for it on an update.
+		displayName: 'Update Fields',
 		name: 'additionalFields',
 		type: 'collection',
 		placeholder: 'Add Field',
@@ -96,9 +96,13 @@ const properties: INodeProperties[] = [
 			{
 				displayName: 'Gender',
 				name: 'gender',
-				type: 'string',
-				default: '',
-				description: 'Gender as the service spells it (see the gender of a patient in a Clinic Trigger patient event, e.g. female)',
+				type: 'options',
+				default: 'female',
+				options: [
+					{ name: 'Female', value: 'female' },
+					{ name: 'Male', value: 'male' },
+				],
+				description: 'Gender as the service spells it. Another value your service knows can be given with an expression.',
 			},
 			{
 				displayName: 'Last Name',
@@ -176,7 +180,7 @@ export async function execute(
 	if (!Object.keys(person).length) {
 		throw new NodeOperationError(this.getNode(), `Nothing to update for patient ${id} in item ${itemIndex + 1}`, {
 			itemIndex,
-			description: 'Add at least one field under "Additional Fields" and give it a value.',
+			description: 'Add at least one field under "Update Fields" and give it a value.',
 		});
 	}
 

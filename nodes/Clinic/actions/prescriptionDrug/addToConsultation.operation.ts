@@ -2,20 +2,19 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import type { ClinicClient } from '../../../shared/transport';
+import { idLocator } from '../locators';
 import { checkOptionalId, readId, toItems, unwrap } from '../common';
 import { isSet } from '../shared';
 
 const properties: INodeProperties[] = [
-	{
+	idLocator({
 		displayName: 'Consultation ID',
 		name: 'consultationId',
-		type: 'string',
-		required: true,
-		default: '',
 		placeholder: '1024',
+		urlSegment: 'consultations',
 		description:
-			'Numeric ID of the consultation that prescribes the drug, e.g. the ID in the value of a Clinic Trigger consultation-created event',
-	},
+			'The consultation that prescribes the drug: its numeric ID (e.g. 1024, the id in the value of a Clinic Trigger "Consultation Created" event), or a link to it',
+	}),
 	{
 		displayName: 'Prescription Drug ID',
 		name: 'prescriptionDrugId',

@@ -2,19 +2,18 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import type { ClinicClient } from '../../../shared/transport';
+import { idLocator } from '../locators';
 import { readId, toItems, unwrap } from '../common';
 
 const properties: INodeProperties[] = [
-	{
+	idLocator({
 		displayName: 'State ID',
 		name: 'stateId',
-		type: 'string',
-		required: true,
-		default: '',
 		placeholder: '9',
+		urlSegment: 'states',
 		description:
-			'Numeric ID of the state (geography), e.g. the address_state_id of a patient, as a Clinic Trigger patient event shows it',
-	},
+			'The state (geography): numeric ID such as 9, e.g. the address_state_id of a patient as a Clinic Trigger patient event shows it',
+	}),
 ];
 
 export const description = updateDisplayOptions({ show: { resource: ['state'], operation: ['get'] } }, properties);

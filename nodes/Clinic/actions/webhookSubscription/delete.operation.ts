@@ -2,19 +2,18 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import type { ClinicClient } from '../../../shared/transport';
+import { idLocator } from '../locators';
 import { readId } from '../common';
 import { apiFailure, isHttpStatus, settle } from '../shared';
 
 const properties: INodeProperties[] = [
-	{
-		displayName: 'Subscription ID',
+	idLocator({
+		displayName: 'Subscription',
 		name: 'subscriptionId',
-		type: 'string',
-		required: true,
-		default: '',
 		placeholder: '17',
-		description: 'Numeric ID of the webhook subscription. Obtain it as the ID that Webhook Subscription > Get Many returns.',
-	},
+		searchList: 'searchSubscriptions',
+		description: 'The webhook subscription to delete: pick it from the list, or give its numeric ID such as 17 (the id that Webhook Subscription > Get Many returns)',
+	}),
 ];
 
 export const description = updateDisplayOptions(

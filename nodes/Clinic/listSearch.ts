@@ -1,0 +1,36 @@
+/** The "From List" lists of the node's resource locators. */
+import type { IDataObject, ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
+
+import { EVENTS, splitTopic } from '../shared/catalog';
+import { ClinicClient } from '../shared/transport';
+import type { Authentication } from '../shared/transport';
+
+function eventLabel(topic: string, name: string): string {
+	const suffix = splitTopic(topic)?.suffix ?? topic;
+	return EVENTS.find((event) => event.suffix === suffix && event.name === name)?.label ?? `${name} (${topic})`;
+}
+
+/** Live webhook subscriptions of the credential's account, newest first, filtered by the search text. */
+export async function searchSubscriptions(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
+	const authentication = this.getNodeParameter('authentication', 'clinicApi') as Authentication;
+	const client = new ClinicClient(this, authentication);
+	const body = await client.request<IDataObject | IDataObject[]>({
+		host: 'webhooks',
+		method: 'GET',
+		path: '/webhooks',
+		auth: 'integration',
+		subject: 'The webhook subscriptions',
+	});
+	const records = (Array.isArray(body) ? body : ((body?.webhooks as IDataObject[] | undefined) ?? [])).filter(
+		(subscription) => subscription.status === 'enabled' && (subscription.deleted_at ?? null) === null,
+	);
+	const wanted = (filter ?? '').trim().toLowerCase();
+	const results = records
+		.map((subscription) => ({
+			name: `${eventLabel(String(subscription.event_topic ?? ''), String(subscription.event_name ?? ''))} → ${String(subscription.url ?? '')} (#${String(subscription.id)})`,
+			value: String(subscription.id),
+		}))
+		.filter((result) => !wanted || result.name.toLowerCase().includes(wanted))
+		.sort((a, b) => Number(b.value) - Number(a.value));
+	return { results };
+}

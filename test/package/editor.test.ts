@@ -1,0 +1,98 @@
+/**
+ * What n8n's editor makes of the descriptions: canvas subtitles (evaluated by n8n's own
+ * expression engine) and the trigger's "On …" names (n8n's node creator takes an event
+ * option's `action`, else "On " plus the option name in lower case).
+ */
+import '../helpers/n8n-env';
+
+import { NodeHelpers, Workflow } from 'n8n-workflow';
+import type { INode, INodeParameters, INodePropertyOptions } from 'n8n-workflow';
+
+import { Clinic } from '../../nodes/Clinic/Clinic.node';
+import { ClinicTrigger } from '../../nodes/ClinicTrigger/ClinicTrigger.node';
+import { describeBaseUrlProblem, insecureWebhookAddressMessage, missingWebhookServiceUrlMessage } from '../../nodes/shared/urls';
+import { CLINIC_NODE_TYPE, CLINIC_TRIGGER_NODE_TYPE, TestNodeTypes } from '../helpers';
+
+function subtitle(type: string, template: string, parameters: INodeParameters): unknown {
+	const node: INode = { id: 'n', name: 'Node', type, typeVersion: 1, position: [0, 0], parameters };
+	const workflow = new Workflow({ nodes: [node], connections: {}, active: false, nodeTypes: new TestNodeTypes() });
+	return workflow.expression.getSimpleParameterValue(node, template, 'internal', {});
+}
+
+describe('canvas subtitles', () => {
+	const clinic = new Clinic().description.subtitle as string;
+	const trigger = new ClinicTrigger().description.subtitle as string;
+
+	it.each([
+		['invoice', 'getByEncounter', 'Invoice: Get by Encounter'],
+		['webhookSubscription', 'getAll', 'Webhook Subscription: Get Many'],
+		['patientPortal', 'verifyCode', 'Patient Portal: Verify Code'],
+	])('Clinic %s/%s reads "%s"', (resource, operation, expected) => {
+		expect(subtitle(CLINIC_NODE_TYPE, clinic, { resource, operation })).toBe(expected);
+	});
+
+	it('Clinic Trigger names the chosen events as the panel does', () => {
+		expect(
+			subtitle(CLINIC_TRIGGER_NODE_TYPE, trigger, {
+				events: ['consultation:consultation-finished', 'consultation-schedule:consultation-schedule-create'],
+			}),
+		).toBe('Consultation Finished, Appointment Created');
+		expect(subtitle(CLINIC_TRIGGER_NODE_TYPE, trigger, { events: [] })).toBe('');
+	});
+});
+
+describe('trigger names in the node creator', () => {
+	// n8n 2.41 editor: displayName = option.action ?? "On " + lowerCase(option.name).
+	const events = new ClinicTrigger().description.properties.find((property) => property.name === 'events');
+	const names = ((events?.options ?? []) as INodePropertyOptions[]).map((option) => option.action ?? `On ${option.name.toLowerCase()}`);
+
+	it('read like n8n\'s own, without topic words repeated', () => {
+		expect(names).toContain('On consultation finished');
+		expect(names).toContain('On appointment created');
+		expect(names).toContain('On charge created');
+		expect(names).toContain('On patient joined waiting room');
+		for (const name of names) {
+			const words = name.split(' ');
+			expect(new Set(words).size).toBe(words.length);
+			expect(name).not.toMatch(/[-:()]/);
+		}
+	});
+});
+
+describe('address messages that say the fix', () => {
+	it('a base URL without a scheme', () => {
+		expect(describeBaseUrlProblem('api.example.com/api/v1', 'Base URL')).toBe(
+			'Base URL "api.example.com/api/v1" has no https:// at the start: enter it as https://api.example.com/api/v1',
+		);
+		expect(describeBaseUrlProblem('localhost:3000', 'Base URL')).toContain('has no https:// at the start');
+		expect(describeBaseUrlProblem('https://api.example.com', 'Base URL')).toBeUndefined();
+		expect(describeBaseUrlProblem('http://127.0.0.1:3000', 'Base URL')).toBeUndefined();
+	});
+
+	it('an http webhook address names WEBHOOK_URL and Allow Insecure URL in the message itself', () => {
+		const { message } = insecureWebhookAddressMessage('http://localhost:5678/webhook-test/abc/webhook');
+		expect(message).toContain('http://localhost:5678/webhook-test/abc/webhook');
+		expect(message).toContain('WEBHOOK_URL');
+		expect(message).toContain('Allow Insecure URL');
+	});
+
+	it('a missing webhook service address is named as such', () => {
+		expect(missingWebhookServiceUrlMessage().message).toBe('The Clinic credential has no Webhook Service Base URL');
+	});
+});
+
+describe('as an AI agent tool', () => {
+	const description = new Clinic().description;
+	// n8n names the tool variant of a node type "<name>Tool"; `@tool` display conditions read that.
+	const asTool = { ...description, name: `${description.name}Tool` };
+	const defaults = (type: typeof description, resource: string, operation: string) =>
+		NodeHelpers.getNodeParameters(type.properties, { resource, operation }, true, false, { typeVersion: 1 }, type) ?? {};
+
+	it.each([
+		['consultation', 'get'],
+		['event', 'getAll'],
+	])('%s %s starts simplified as a tool, whole in a workflow (saved workflows unchanged)', (resource, operation) => {
+		expect(defaults(asTool, resource, operation).simplify).toBe(true);
+		expect(defaults(description, resource, operation).simplify).toBe(false);
+	});
+});
