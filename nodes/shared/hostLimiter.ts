@@ -4,12 +4,19 @@
  *
  * Additive increase, multiplicative decrease, as TCP does with its congestion window:
  * the window starts small, grows by one per healthy answer until the first sign of
- * overload (doubling per round trip), then by one per window's worth of answers; a 429,
+ * overload (doubling per round trip), then by one per window's worth of answers (and
+ * eight times slower for the last step back to the size that overloaded); a 429,
  * 503 or timeout halves it (once per round trip, not once per refused request), and a
  * Retry-After holds every request to that host until it has passed. The window never
  * grows past what is in use (so a cut is felt at once), and a request is sent only while
  * fewer than both the window and its own maximum are in flight to the host from this
  * process, whichever execution sent them.
+ *
+ * A window limits requests in flight, not requests per second: against a per-second limit
+ * a fast service would refuse a whole window at a time. So an overload also teaches a
+ * pace: the requests the service accepted in the second (or Retry-After) before it, less
+ * a tenth for safety. Requests are then spaced out at that pace, which quickens by a tenth
+ * every five seconds so that a raised limit is found again.
  */
 import { sleep } from 'n8n-workflow';
 
@@ -21,6 +28,18 @@ export const WINDOW_CEILING = 64;
 
 /** After this long without requests, what was learned is forgotten: limits change. */
 export const IDLE_RESET_MS = 60_000;
+
+/** Share of the pace the service accepted before an overload that is kept. */
+const PACE_MARGIN = 0.9;
+
+/** The pace quickens by a tenth per this many ms without an overload. */
+const PACE_QUICKENS_MS = 5000;
+
+/** Rounds of healthy answers before the window grows back to the size that overloaded the service. */
+const PROBE_PATIENCE = 8;
+
+/** Send times of healthy answers kept for learning a pace. */
+const SENDS_KEPT = 10_000;
 
 /** How a request ended, for the window. */
 export type RequestOutcome = 'healthy' | 'overloaded' | 'neutral';
@@ -53,6 +72,9 @@ export class HostLimiter {
 	/** Requests allowed in flight. */
 	private window = INITIAL_WINDOW;
 
+	/** The window at the last overload: growing back to it takes PROBE_PATIENCE times longer. */
+	private overloadedAt = Infinity;
+
 	/** Healthy answers since the window last grew by one, above the growth threshold. */
 	private answersSinceGrowth = 0;
 
@@ -81,6 +103,16 @@ export class HostLimiter {
 	/** When the last request ended or started. */
 	private lastActivity = 0;
 
+	/** When healthy answers' requests were sent (recent ones), to learn a pace from. */
+	private healthySends: number[] = [];
+
+	/** ms between two sends learned at the last overload (0: no pace), and when. */
+	private spacing = 0;
+	private spacingLearnedAt = 0;
+
+	/** No adaptive request is sent before this (the pace). */
+	private nextSendAt = 0;
+
 	get state(): { window: number; inFlight: number; peak: number; waiting: number; pausedForMs: number } {
 		return {
 			window: this.window,
@@ -97,9 +129,12 @@ export class HostLimiter {
 			this.window = INITIAL_WINDOW;
 			this.growthThreshold = Infinity;
 			this.answersSinceGrowth = 0;
+			this.spacing = 0;
+			this.healthySends = [];
+			this.overloadedAt = Infinity;
 		}
-		const number = await new Promise<number>((resolve) => {
-			const waiter: Waiter = { ...options, grant: () => resolve(++this.granted) };
+		const sent = await new Promise<{ number: number; at: number }>((resolve) => {
+			const waiter: Waiter = { ...options, grant: () => resolve({ number: ++this.granted, at: Date.now() }) };
 			if (options.retry) this.queue.unshift(waiter);
 			else this.queue.push(waiter);
 			this.dispatch();
@@ -113,7 +148,7 @@ export class HostLimiter {
 				const windowFull = this.inFlight >= this.window;
 				this.inFlight--;
 				this.lastActivity = Date.now();
-				this.record(outcome, number, windowFull);
+				this.record(outcome, sent.number, sent.at, windowFull);
 				this.dispatch();
 			},
 		};
@@ -124,35 +159,72 @@ export class HostLimiter {
 		const until = Date.now() + Math.max(0, ms);
 		if (until <= this.pausedUntil) return;
 		this.pausedUntil = until;
-		void this.wakeAfterPause();
+		void this.wakeLater();
 	}
 
-	private async wakeAfterPause(): Promise<void> {
+	/** Dispatches again once the pause, or the pace, lets the next request go. */
+	private async wakeLater(): Promise<void> {
 		if (this.waking) return;
 		this.waking = true;
 		// The pause may grow while we sleep.
-		while (Date.now() < this.pausedUntil) await sleep(this.pausedUntil - Date.now());
+		for (let until = this.holdUntil(); Date.now() < until; until = this.holdUntil()) await sleep(until - Date.now());
 		this.waking = false;
 		this.dispatch();
 	}
 
-	private record(outcome: RequestOutcome, number: number, windowFull: boolean): void {
+	private holdUntil(): number {
+		return Math.max(this.pausedUntil, this.queue.some((waiter) => waiter.adaptive) ? this.nextSendAt : 0);
+	}
+
+	/** The learned spacing, quickened by the time since it was learned. */
+	private currentSpacing(now: number): number {
+		if (this.spacing === 0) return 0;
+		const spacing = this.spacing * Math.pow(PACE_MARGIN, (now - this.spacingLearnedAt) / PACE_QUICKENS_MS);
+		return spacing < 1 ? 0 : spacing;
+	}
+
+	private record(outcome: RequestOutcome, number: number, sentAt: number, windowFull: boolean): void {
+		const now = Date.now();
 		if (outcome === 'healthy') {
+			this.healthySends.push(sentAt);
+			if (this.healthySends.length >= 2 * SENDS_KEPT) this.healthySends = this.healthySends.slice(-SENDS_KEPT);
 			if (!windowFull || this.window >= WINDOW_CEILING) return;
-			if (this.window < this.growthThreshold || ++this.answersSinceGrowth >= this.window) {
+			// Back up to the window that overloaded the service only after many quiet rounds.
+			const patience = this.window + 1 >= this.overloadedAt ? PROBE_PATIENCE : 1;
+			if (this.window < this.growthThreshold || ++this.answersSinceGrowth >= this.window * patience) {
 				this.window++;
 				this.answersSinceGrowth = 0;
+				if (this.window >= this.overloadedAt) this.overloadedAt = Infinity;
 			}
 		} else if (outcome === 'overloaded' && number > this.grantedAtCut) {
+			this.overloadedAt = this.window;
 			this.window = Math.max(1, Math.floor(this.window / 2));
 			this.growthThreshold = this.window;
 			this.answersSinceGrowth = 0;
 			this.grantedAtCut = this.granted;
+			this.learnPace(now);
 		}
 	}
 
+	/**
+	 * What the service took in the Retry-After period (at least a second) before it said
+	 * "too many" is the most it takes per such period: send at a little less than that.
+	 */
+	private learnPace(now: number): void {
+		const period = Math.max(1000, this.pausedUntil - now);
+		// Sending for less than the period says nothing about what the service takes per period.
+		if (this.healthySends.length === 0 || this.healthySends[0] > now - period) return;
+		const accepted = this.healthySends.filter((at) => at > now - period).length;
+		this.spacing = accepted > 0 ? period / (accepted * PACE_MARGIN) : period;
+		this.spacingLearnedAt = now;
+	}
+
 	private dispatch(): void {
-		if (Date.now() < this.pausedUntil) return;
+		const now = Date.now();
+		if (now < this.pausedUntil) {
+			void this.wakeLater();
+			return;
+		}
 		// In queue order; a request that does not fit leaves later ones of the same maximum
 		// waiting too (inFlight only grows during the scan), so one execution keeps its order.
 		for (let i = 0; i < this.queue.length; ) {
@@ -162,10 +234,18 @@ export class HostLimiter {
 				i++;
 				continue;
 			}
+			if (waiter.adaptive) {
+				if (now < this.nextSendAt) {
+					void this.wakeLater();
+					i++;
+					continue;
+				}
+				this.nextSendAt = now + this.currentSpacing(now);
+			}
 			this.queue.splice(i, 1);
 			this.inFlight++;
 			this.peak = Math.max(this.peak, this.inFlight);
-			this.lastActivity = Date.now();
+			this.lastActivity = now;
 			waiter.grant();
 		}
 	}

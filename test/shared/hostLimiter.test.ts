@@ -77,20 +77,27 @@ describe('HostLimiter', () => {
 		expect(limiter.state.window).toBe(8);
 	});
 
-	test('after a cut it grows by one per window of healthy answers, not by doubling', async () => {
+	test('after a cut it grows by one per window of healthy answers, and slowly back to the size that overloaded', async () => {
 		const limiter = new HostLimiter();
-		const granted = ask(limiter, 300);
+		const granted = ask(limiter, 1000);
+		let released = 0;
+		for (let round = 0; round < 2; round++) {
+			await settle();
+			released = answerAll(granted, released);
+		}
 		await settle();
-		let released = answerAll(granted, 0, 'overloaded'); // 4 -> 2
+		expect(limiter.state.window).toBe(16);
+		released = answerAll(granted, released, 'overloaded'); // 16 -> 8
 		await settle();
-		expect(limiter.state.window).toBe(2);
+		expect(limiter.state.window).toBe(8);
 		const windows: number[] = [];
-		for (let round = 0; round < 4; round++) {
+		for (let round = 0; round < 9; round++) {
 			released = answerAll(granted, released);
 			await settle();
 			windows.push(limiter.state.window);
 		}
-		expect(windows).toEqual([3, 4, 5, 6]);
+		// 9 .. 15 by one per round; 16 only after eight rounds at 15.
+		expect(windows).toEqual([9, 10, 11, 12, 13, 14, 15, 15, 15]);
 	});
 
 	test('a 503 and a timeout count as overload; other answers as healthy or neither', () => {

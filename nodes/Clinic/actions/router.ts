@@ -58,7 +58,8 @@ export function itemList(indexes: number[]): string {
 	for (let i = 0; i < sorted.length; ) {
 		let j = i;
 		while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
-		parts.push(j === i ? `${sorted[i] + 1}` : `${sorted[i] + 1}-${sorted[j] + 1}`);
+		if (j - i >= 2) parts.push(`${sorted[i] + 1}-${sorted[j] + 1}`);
+		else for (let k = i; k <= j; k++) parts.push(`${sorted[k] + 1}`);
 		i = j + 1;
 	}
 	const last = parts.pop();
