@@ -1,5 +1,5 @@
 /**
- * (7) "Parallel Requests: Automatic", the Clinic node's default, against n8n's HTTP Request
+ * (8) "Parallel Requests: Automatic", the Clinic node's default, against n8n's HTTP Request
  * node at its defaults: 1,000 x Consultation Get at 0, 20 and 100 ms latency, then against
  * a simulator that allows 50 requests per second (429 with Retry-After past it).
  */
@@ -42,23 +42,23 @@ export async function measureAdaptive(bench: Bench): Promise<SectionResult> {
 	const clinic = new Map<string, string>(); // `${latency}/${round}` -> workflow id
 	for (const latency of LATENCIES_MS) {
 		for (let round = 0; round < rounds; round++) {
-			const { credential, workflow } = consultationGetWorkflow(sim, `bench 7: defaults, ${latency} ms, round ${round}`, count, undefined);
+			const { credential, workflow } = consultationGetWorkflow(sim, `bench 8: defaults, ${latency} ms, round ${round}`, count, undefined);
 			credentials.push(credential);
 			workflows.push(workflow);
 			clinic.set(`${latency}/${round}`, workflow.id!);
 		}
 	}
-	const limitedClinic = consultationGetWorkflow(sim, 'bench 7: defaults, rate limited', count, undefined);
+	const limitedClinic = consultationGetWorkflow(sim, 'bench 8: defaults, rate limited', count, undefined);
 	credentials.push(limitedClinic.credential);
 	workflows.push(limitedClinic.workflow);
-	const http = itemsThen('bench 7: HTTP Request default', count, httpRequestNode(url, bearer));
+	const http = itemsThen('bench 8: HTTP Request default', count, httpRequestNode(url, bearer));
 	// The same node with Settings > On Error: Continue, to count the items it fails.
-	const httpContinue = itemsThen('bench 7: HTTP Request, On Error: Continue', count, {
+	const httpContinue = itemsThen('bench 8: HTTP Request, On Error: Continue', count, {
 		...httpRequestNode(url, bearer),
 		onError: 'continueRegularOutput',
 	});
 	workflows.push(http, httpContinue);
-	bench.log(`[7] importing ${credentials.length} credentials and ${workflows.length} workflows`);
+	bench.log(`[8] importing ${credentials.length} credentials and ${workflows.length} workflows`);
 	await importAll(bench, credentials, workflows);
 
 	const samples = new Map<string, Sample[]>(); // `${kind}/${latency}`
@@ -77,7 +77,7 @@ export async function measureAdaptive(bench: Bench): Promise<SectionResult> {
 				}
 				const sample: Sample = { ms: run.nodeMs, itemsPerSecond: perSecond(count, run.nodeMs), tokens, peakRss: run.peakRss, cpuMs: run.cpuMs, peak };
 				bench.log(
-					`[7] ${latency} ms ${kind} ${roundLabel(round, options.runs)}: ${fmt(sample.ms)} ms, ${fmt(sample.itemsPerSecond)} items/s, ` +
+					`[8] ${latency} ms ${kind} ${roundLabel(round, options.runs)}: ${fmt(sample.ms)} ms, ${fmt(sample.itemsPerSecond)} items/s, ` +
 						`tokens ${tokens}, in flight at most ${peak}`,
 				);
 				if (round === 0) continue;
@@ -128,7 +128,7 @@ export async function measureAdaptive(bench: Bench): Promise<SectionResult> {
 		await limitedRun('HTTP Request 4.2, defaults', http.id!, httpId),
 		await limitedRun('HTTP Request 4.2, defaults + On Error: Continue', httpContinue.id!, httpId),
 	];
-	for (const run of limited) bench.log(`[7] rate limited: ${JSON.stringify(run).slice(0, 300)}`);
+	for (const run of limited) bench.log(`[8] rate limited: ${JSON.stringify(run).slice(0, 300)}`);
 
 	// ---- report
 	const ips = (kind: string, latency: number) => medianOf(samples.get(`${kind}/${latency}`) ?? [], 'itemsPerSecond');
@@ -154,18 +154,18 @@ export async function measureAdaptive(bench: Bench): Promise<SectionResult> {
 		...LATENCIES_MS.map((latency) => {
 			const r = ips('clinic', latency) / ips('http', latency);
 			return {
-				text: `(7) Clinic node at its defaults >= HTTP Request node at its defaults, ${latency} ms latency`,
+				text: `(8) Clinic node at its defaults >= HTTP Request node at its defaults, ${latency} ms latency`,
 				met: Number.isFinite(r) ? r >= 1 : undefined,
 				detail: `${fmt(ips('clinic', latency))} vs ${fmt(ips('http', latency))} items/s = ${fmt(r, 2)}x`,
 			};
 		}),
 		{
-			text: '(7) defaults: order and pairing kept, one token per run',
+			text: '(8) defaults: order and pairing kept, one token per run',
 			met: pairingFailures.length === 0 && clinicTokens.length > 0 && clinicTokens.every((t) => t === 1),
 			detail: `${pairingFailures.length === 0 ? 'order and pairing kept in all runs' : `broken: ${pairingFailures.join(', ')}`}; tokens per run ${clinicTokens.join(', ')}`,
 		},
 		{
-			text: `(7) ${RATE_LIMIT.requestsPerSecond} requests/s limit: Clinic node finishes every item, with fewer 429 answers than the HTTP Request node`,
+			text: `(8) ${RATE_LIMIT.requestsPerSecond} requests/s limit: Clinic node finishes every item, with fewer 429 answers than the HTTP Request node`,
 			met: !limitedOwn.error && limitedOwn.inOrder && limitedOwn.answered429 < Math.min(limitedHttp.answered429, limitedHttpContinue.answered429),
 			detail:
 				`Clinic: ${limitedOwn.error ? `failed: ${limitedOwn.error}` : `${limitedOwn.itemsOk}/${count} items, ${limitedOwn.answered429} x 429`}; ` +
@@ -210,5 +210,5 @@ export async function measureAdaptive(bench: Bench): Promise<SectionResult> {
 		'Two executions at once in one n8n process share the limiter: `test/e2e/parallel-requests.test.ts` ' +
 			'runs two webhook workflows together in `n8n start` and checks that the simulator never answers more than their maximum at once.',
 	].join('\n');
-	return { title: '7. Parallel Requests: Automatic (the default) vs the HTTP Request node', markdown, goals };
+	return { title: '8. Parallel Requests: Automatic (the default) vs the HTTP Request node', markdown, goals };
 }

@@ -33,7 +33,7 @@ const MEASUREMENTS: Array<{ id: number; title: string; run: (bench: Bench) => Pr
 	{ id: 4, title: '4. Download PDF with filesystem binary data', run: measurePdf },
 	{ id: 5, title: '5. Signed deliveries: Clinic Trigger vs Webhook node', run: measureDeliveries },
 	{ id: 6, title: '6. Where the time goes (diagnostics)', run: measureDiagnostics },
-	{ id: 7, title: '7. Parallel Requests: Automatic (the default) vs the HTTP Request node', run: measureAdaptive },
+	{ id: 8, title: '8. Parallel Requests: Automatic (the default) vs the HTTP Request node', run: measureAdaptive },
 ];
 
 interface Args extends BenchOptions {
@@ -99,7 +99,7 @@ const NOTES = [
 		'that requests whose turn came leave first, and n8n evaluates expressions back to back, which costs it less per item). ' +
 		'With a fixed 1, every answer is waited for before the next request: even at 0 ms latency each item then ' +
 		'costs n8n\'s work for it plus a full round trip on a fresh connection, one after the other. That is the price of ' +
-		'"one item after the other"; Automatic (section 7) removes it and still backs off when the service says it is busy.',
+		'"one item after the other"; Automatic (section 8) removes it and still backs off when the service says it is busy.',
 	'- **Memory of many downloads (section 4):** the Clinic node holds nothing per file (live heap after a full ' +
 		'collection, with n8n\'s legacy expression engine). With n8n 2.x\'s default engine, every expression evaluation leaves ' +
 		'callbacks in the isolated-vm bridge that keep the item\'s data proxy alive until the isolate collects its own ' +
