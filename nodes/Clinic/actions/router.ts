@@ -1,9 +1,9 @@
 import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { WINDOW_CEILING } from '../../shared/hostLimiter';
 import { ClinicClient } from '../../shared/transport';
 import type { Authentication } from '../../shared/transport';
-import { WINDOW_CEILING } from '../../shared/hostLimiter';
 import { ItemTurns, TurnCancelled } from './itemTurns';
 import { resources } from './resources';
 import { writeMode } from './writes';
@@ -16,9 +16,9 @@ type Operation = (this: IExecuteFunctions, itemIndex: number, client: ClinicClie
  */
 export const MAX_PARALLEL_REQUESTS = WINDOW_CEILING;
 
-export type Parallelism = 'automatic' | 'fixed';
+type Parallelism = 'automatic' | 'fixed';
 
-interface Pacing {
+interface Concurrency {
 	/** Items that may hold a turn at once. */
 	turns: number;
 	/** What each request asks of the host's limiter. */
@@ -34,7 +34,7 @@ function clampParallel(value: unknown, fallback: number): number {
  * the maximum, and sends writes that must not overlap one at a time; a fixed number is the
  * user's own choice for every operation. A workflow saved with only a number keeps it.
  */
-function pacingOf(ctx: IExecuteFunctions, resource: string, operation: string): Pacing {
+function concurrencyOf(ctx: IExecuteFunctions, resource: string, operation: string): Concurrency {
 	const options = ctx.getNodeParameter('options', 0, {}) as {
 		parallelism?: Parallelism;
 		parallelRequests?: number;
@@ -52,7 +52,7 @@ function pacingOf(ctx: IExecuteFunctions, resource: string, operation: string): 
 }
 
 /** "items 1-3, 5 and 7" (1-based) */
-export function itemList(indexes: number[]): string {
+function itemList(indexes: number[]): string {
 	const sorted = [...indexes].sort((a, b) => a - b);
 	const parts: string[] = [];
 	for (let i = 0; i < sorted.length; ) {
@@ -101,7 +101,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const authentication = this.getNodeParameter('authentication', 0, 'clinicApi') as Authentication;
 	const publicBaseUrl = authentication === 'none' ? (this.getNodeParameter('baseUrl', 0, '') as string) : '';
 	const execute = findOperation(this, resource, operation);
-	const { turns: parallel, hostLimit } = pacingOf(this, resource, operation);
+	const { turns: parallel, hostLimit } = concurrencyOf(this, resource, operation);
 	const turns = new ItemTurns(parallel);
 	const client = new ClinicClient(this, authentication, publicBaseUrl, async (itemIndex) => await turns.take(itemIndex), hostLimit);
 
