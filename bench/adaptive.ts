@@ -3,6 +3,7 @@
  * node at its defaults: 1,000 x Consultation Get at 0, 20 and 100 ms latency, then against
  * a simulator that allows 50 requests per second (429 with Retry-After past it).
  */
+import { MAX_PARALLEL_REQUESTS } from '../nodes/Clinic/actions/router';
 import { clinicId, consultationGetWorkflow, pairingKept } from './consultations';
 import type { Bench, Goal, Sample, SectionResult } from './lib/bench';
 import { importAll, medianOf, roundLabel } from './lib/bench';
@@ -175,7 +176,7 @@ export async function measureAdaptive(bench: Bench): Promise<SectionResult> {
 	];
 
 	const markdown = [
-		`${count} items -> GET /consultations/{id}: the Clinic node with no option set (Parallel Requests: Automatic, Maximum 64) ` +
+		`${count} items -> GET /consultations/{id}: the Clinic node with no option set (Parallel Requests: Automatic, Maximum ${MAX_PARALLEL_REQUESTS}) ` +
 			'against the HTTP Request node with no option set (fixed bearer header), ' +
 			`medians of ${options.runs} runs after a warm-up run, each Clinic run with a fresh credential (its token request included). ` +
 			'"In flight at most": the most requests the simulator was answering at once during the run. ' +

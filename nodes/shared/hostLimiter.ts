@@ -24,7 +24,7 @@ import { sleep } from 'n8n-workflow';
 export const INITIAL_WINDOW = 4;
 
 /** The window never grows past this: the upper bound of "Maximum Parallel Requests". */
-export const WINDOW_CEILING = 64;
+export const WINDOW_CEILING = 128;
 
 /** After this long without requests, what was learned is forgotten: limits change. */
 export const IDLE_RESET_MS = 60_000;

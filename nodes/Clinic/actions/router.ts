@@ -12,7 +12,8 @@ type Operation = (this: IExecuteFunctions, itemIndex: number, client: ClinicClie
 
 /**
  * Upper bound of "Parallel Requests": high enough to keep n8n busy while a slow service
- * answers, low enough that one node cannot open hundreds of connections to the clinic.
+ * answers (100 ms round trips), low enough that one n8n process cannot open hundreds of
+ * connections to the clinic under Automatic.
  */
 export const MAX_PARALLEL_REQUESTS = WINDOW_CEILING;
 
