@@ -11,6 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import { MAX_PARALLEL_REQUESTS } from '../nodes/Clinic/actions/router';
+import { measureAdaptive } from './adaptive';
 import { measureConsultations } from './consultations';
 import { measureDeliveries } from './deliveries';
 import { measureDiagnostics } from './diagnostics';
@@ -32,6 +33,7 @@ const MEASUREMENTS: Array<{ id: number; title: string; run: (bench: Bench) => Pr
 	{ id: 4, title: '4. Download PDF with filesystem binary data', run: measurePdf },
 	{ id: 5, title: '5. Signed deliveries: Clinic Trigger vs Webhook node', run: measureDeliveries },
 	{ id: 6, title: '6. Where the time goes (diagnostics)', run: measureDiagnostics },
+	{ id: 8, title: '8. Parallel Requests: Automatic (the default) vs the HTTP Request node', run: measureAdaptive },
 ];
 
 interface Args extends BenchOptions {
@@ -92,13 +94,12 @@ const NOTES = [
 	'- **What differs is how many requests are in flight.** The HTTP Request node starts every item\'s request before ' +
 		'awaiting any (its Batching only pauses between starts), so all waiting overlaps, and n8n\'s other threads (garbage ' +
 		'collection, the expression isolate) and the service work at the same time as its main thread. The Clinic node lets ' +
-		`at most Parallel Requests items (default 1, at most ${MAX_PARALLEL_REQUESTS}) talk to the service at once, in input order, ` +
+		`at most Parallel Requests items (default Automatic: a limiter per service host finds the number, up to ${MAX_PARALLEL_REQUESTS}) talk to the service at once, in input order, ` +
 		'and the next items read their parameters meanwhile, in batches of a quarter of Parallel Requests after a timer (so ' +
 		'that requests whose turn came leave first, and n8n evaluates expressions back to back, which costs it less per item). ' +
-		'With the default of 1, every answer is waited for before the next request: even at 0 ms latency each item then ' +
+		'With a fixed 1, every answer is waited for before the next request: even at 0 ms latency each item then ' +
 		'costs n8n\'s work for it plus a full round trip on a fresh connection, one after the other. That is the price of ' +
-		'"one item after the other", which the default promises (and which a service that counts requests per second ' +
-		'expects); Parallel Requests removes it.',
+		'"one item after the other"; Automatic (section 8) removes it and still backs off when the service says it is busy.',
 	'- **Memory of many downloads (section 4):** the Clinic node holds nothing per file (live heap after a full ' +
 		'collection, with n8n\'s legacy expression engine). With n8n 2.x\'s default engine, every expression evaluation leaves ' +
 		'callbacks in the isolated-vm bridge that keep the item\'s data proxy alive until the isolate collects its own ' +

@@ -74,13 +74,44 @@ export class Clinic implements INodeType {
 				default: {},
 				options: [
 					{
-						displayName: 'Parallel Requests',
+						displayName: 'Maximum Parallel Requests',
+						name: 'maxParallelRequests',
+						type: 'number',
+						typeOptions: { minValue: 1, maxValue: MAX_PARALLEL_REQUESTS },
+						default: MAX_PARALLEL_REQUESTS,
+						description:
+							'With Parallel Requests Automatic: the most requests in flight to the service at once, counting every workflow running in this n8n process',
+						displayOptions: { hide: { parallelism: ['fixed'] } },
+					},
+					{
+						displayName: 'Number of Parallel Requests',
 						name: 'parallelRequests',
 						type: 'number',
 						typeOptions: { minValue: 1, maxValue: MAX_PARALLEL_REQUESTS },
 						default: 1,
 						description:
-							'How many items may be in conversation with the service at the same time (1: one item after the other). Output order and pairing stay the same. Raise it for large batches or a slow connection; if the service answers "too many requests", the node waits as long as it asks.',
+							'With Parallel Requests Fixed Number: how many items may be in conversation with the service at the same time (1: one item after the other), for every operation',
+						displayOptions: { hide: { parallelism: ['automatic'] } },
+					},
+					{
+						displayName: 'Parallel Requests',
+						name: 'parallelism',
+						type: 'options',
+						options: [
+							{
+								name: 'Automatic',
+								value: 'automatic',
+								description:
+									'Start with a few requests at once, send more while the service answers well, and fewer (waiting as long as it asks) when it says it is busy. Writes that must not overlap go one at a time.',
+							},
+							{
+								name: 'Fixed Number',
+								value: 'fixed',
+								description: 'Always the number you set, for every operation (1: one item after the other)',
+							},
+						],
+						default: 'automatic',
+						description: 'How many items talk to the service at once. Output order and pairing stay the same either way.',
 					},
 				],
 			},

@@ -29,6 +29,8 @@ import {
 } from '../../credentials/ClinicAuth';
 import type { TokenPlacement } from '../../credentials/ClinicAuth';
 import { apiError, networkFailureWords, signInError, transportError } from './errors';
+import { limiterFor, outcomeOfStatus } from './hostLimiter';
+import type { AcquireOptions } from './hostLimiter';
 import { describeBaseUrlProblem, normaliseApiBaseUrl, normaliseWebhookBaseUrl } from './urls';
 
 export type IntegrationCredentialType = 'clinicApi' | 'clinicRefreshTokenApi';
@@ -124,6 +126,8 @@ export class ClinicClient {
 		private readonly publicBaseUrl = '',
 		/** Waits until the item may send (the action node's "Parallel Requests"). */
 		private readonly waitForTurn?: (itemIndex: number) => Promise<void>,
+		/** Requests wait for the process-wide limiter of their host (the action node). */
+		private readonly hostLimit?: Omit<AcquireOptions, 'retry'>,
 	) {}
 
 	get integrationType(): IntegrationCredentialType | undefined {
@@ -221,9 +225,20 @@ export class ClinicClient {
 		};
 		const host = new URL(base).host;
 
+		const limiter = this.hostLimit ? limiterFor(host) : undefined;
+
 		let refreshedAfter401 = false;
 		for (let rateLimitWaits = 0; ; ) {
-			const { response, sentToken } = await this.send(request, options, itemIndex, host);
+			const permit = await limiter?.acquire({ ...this.hostLimit!, retry: rateLimitWaits > 0 });
+			const { response, sentToken } = await this.send(request, options, itemIndex, host).catch(async (error: Error) => {
+				// send() words a timeout this way; a timeout is a sign of overload too.
+				permit?.release(error.message?.includes(networkFailureWords('ETIMEDOUT')) ? 'overloaded' : 'neutral');
+				return await Promise.reject(error);
+			});
+			const busy = response.statusCode === 429 || (response.statusCode === 503 && response.headers['retry-after'] !== undefined);
+			// Paused before the permit passes on, so that no waiting request slips out first.
+			if (busy) limiter?.pause(retryAfterMs(response.headers));
+			permit?.release(outcomeOfStatus(response.statusCode));
 			if (response.statusCode === 401 && request.auth === 'integration' && !refreshedAfter401) {
 				refreshedAfter401 = true;
 				await this.forgetAccessToken(sentToken);
@@ -231,7 +246,8 @@ export class ClinicClient {
 			}
 			if (response.statusCode === 429 && rateLimitWaits < MAX_RATE_LIMIT_WAITS) {
 				rateLimitWaits++;
-				await sleep(retryAfterMs(response.headers));
+				// With the limiter, every request to the host waits (paused above), not only this one.
+				if (!limiter) await sleep(retryAfterMs(response.headers));
 				continue;
 			}
 			if (response.statusCode >= 400) {

@@ -6,6 +6,7 @@ import { Container } from '@n8n/di';
 import { BinaryDataService } from 'n8n-core';
 import type { IBinaryData, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
+import { resetHostLimiters } from '../../nodes/shared/hostLimiter';
 import { forgetExchanges, runClinicNode } from '../helpers';
 import type { RunClinicNodeOptions, RunClinicNodeResult } from '../helpers';
 import { passwordCredentialData, startSimulator } from '../simulator';
@@ -31,6 +32,8 @@ export function useSimulator(options: SimulatorOptions = {}): Harness {
 	beforeEach(() => {
 		harness.sim.reset();
 		forgetExchanges();
+		// Each test starts as a fresh n8n process would: nothing learned about the host.
+		resetHostLimiters();
 	});
 	afterEach(() => {
 		expect(harness.sim.internalErrors()).toEqual([]);

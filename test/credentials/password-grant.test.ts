@@ -217,7 +217,9 @@ describe('a token revoked during a run', () => {
 		const first = await run({ parameters, credentials: { clinicApi: passwordCredential(sim) } });
 		sim.revokeAllTokens();
 		sim.clearLog();
-		const second = await run({ parameters, store: first.store, items: [{ json: {} }, { json: {} }, { json: {} }] });
+		// One item after the other: in parallel, each request in flight meets the refusal.
+		const oneByOne = { ...parameters, options: { parallelism: 'fixed', parallelRequests: 1 } };
+		const second = await run({ parameters: oneByOne, store: first.store, items: [{ json: {} }, { json: {} }, { json: {} }] });
 
 		expect(second.error).toBeUndefined();
 		expect(second.output?.[0]).toHaveLength(3);

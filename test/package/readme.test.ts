@@ -1,6 +1,8 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 
+import { resourceOptions, resources } from '../../nodes/Clinic/actions/resources';
+import { WRITES } from '../../nodes/Clinic/actions/writes';
 import { TOPICS } from '../../nodes/shared/catalog';
 
 const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
@@ -28,5 +30,24 @@ describe('README commands', () => {
 	it.each(['demo', 'test:all'])('names npm run %s, which package.json defines', (script) => {
 		expect(readme).toContain(`npm run ${script}`);
 		expect(scripts[script]).toBeDefined();
+	});
+});
+
+describe('README Parallel Requests table', () => {
+	const table = readme.slice(readme.indexOf('<!-- writes:start -->'), readme.indexOf('<!-- writes:end -->'));
+	const modes = { parallel: 'in parallel', oneAtATime: 'one at a time' };
+
+	it.each(
+		Object.entries(WRITES).flatMap(([resource, operations]) => Object.entries(operations).map(([operation, mode]) => [resource, operation, mode])),
+	)('says how %s %s is sent under Automatic', (resource, operation, mode) => {
+		const resourceName = resourceOptions.find((option) => option.value === resource)!.name;
+		const operationName = (resources as unknown as Record<string, { description: Array<{ name: string; options?: Array<{ name: string; value: unknown }> }> }>)[resource].description
+			.find((property) => property.name === 'operation')!
+			.options!.find((option) => option.value === operation)!.name;
+		const row = table
+			.split('\n')
+			.find((line) => line.startsWith(`| ${resourceName} → `) && line.split('|')[1].split('→')[1].split('/').map((name) => name.trim()).includes(operationName));
+		expect(row).toBeDefined();
+		expect(row!.split('|')[2].trim()).toBe(modes[mode as keyof typeof modes]);
 	});
 });

@@ -39,6 +39,35 @@ describe('rate limit and latency (spec requests only)', () => {
 		expect((await api(sim, undefined, '/states/1')).status).toBe(200);
 	});
 
+	test('requests per second: past the limit 429 with the seconds until one fits; refused ones do not count', async () => {
+		sim.setRateLimit({ requestsPerSecond: 5 });
+		const first = await Promise.all(Array.from({ length: 8 }, () => api(sim, undefined, '/states/1')));
+		expect(first.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+		expect(first.find((answer) => answer.status === 429)?.headers['retry-after']).toBe('1');
+		await new Promise((resolve) => setTimeout(resolve, 1050));
+		// A second later the five accepted ones have left the window; the three refused never entered it.
+		const second = await Promise.all(Array.from({ length: 5 }, () => api(sim, undefined, '/states/1')));
+		expect(second.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
+	});
+
+	test('requests in flight: one more than the limit while they are answered is refused', async () => {
+		sim.setLatency(150);
+		sim.setRateLimit({ maxInFlight: 3, retryAfterSeconds: 2 });
+		const answers = await Promise.all(Array.from({ length: 5 }, () => api(sim, undefined, '/states/1')));
+		expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 429, 429]);
+		expect(answers.find((answer) => answer.status === 429)?.headers['retry-after']).toBe('2');
+		// Once answered, they no longer count.
+		expect((await api(sim, undefined, '/states/1')).status).toBe(200);
+		expect(sim.inFlight()).toEqual({ now: 0, peak: 5 });
+		expect((await control('in-flight')).json).toEqual({ now: 0, peak: 5 });
+	});
+
+	test('a rate limit without a limit is refused', async () => {
+		expect(() => sim.setRateLimit({ retryAfterSeconds: 1 })).toThrow(/at least one of/);
+		expect((await post('rate-limit', { requestsPerSecond: 0 })).status).toBe(400);
+		expect((await post('rate-limit', { requestsPerSecond: 50 })).status).toBe(200);
+	});
+
 	test('latency delays spec answers, not control answers', async () => {
 		sim.setLatency(400);
 		let started = Date.now();

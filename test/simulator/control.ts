@@ -61,6 +61,7 @@ function guarded<T>(work: () => T): T {
 const routes: Array<Route<ControlContext>> = [
 	{ method: 'GET', pattern: /^\/info$/, handler: (ctx) => ok(ctx.info()) },
 	{ method: 'GET', pattern: /^\/log$/, handler: (ctx) => ok({ log: ctx.state.log }) },
+	{ method: 'GET', pattern: /^\/in-flight$/, handler: (ctx) => ok(ctx.state.inFlight()) },
 	{
 		method: 'POST',
 		pattern: /^\/clear-log$/,
@@ -120,10 +121,13 @@ const routes: Array<Route<ControlContext>> = [
 				ctx.state.setRateLimit(null);
 				return done();
 			}
-			if (!isPlainObject(value)) throw badRequest('Expected {every, retryAfterSeconds} or null');
-			const every = numberField(value, 'every', 1);
-			const retryAfterSeconds = numberField(value, 'retryAfterSeconds', 0);
-			guarded(() => ctx.state.setRateLimit({ every, retryAfterSeconds }));
+			if (!isPlainObject(value)) throw badRequest('Expected {every, requestsPerSecond, maxInFlight, retryAfterSeconds} or null');
+			const limit = Object.fromEntries(
+				(['every', 'requestsPerSecond', 'maxInFlight', 'retryAfterSeconds'] as const)
+					.filter((key) => value[key] !== undefined)
+					.map((key) => [key, numberField(value, key, 0)]),
+			);
+			guarded(() => ctx.state.setRateLimit(limit));
 			return done();
 		},
 	},

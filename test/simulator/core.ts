@@ -31,6 +31,11 @@ export class SimState {
 	latencyMs: number;
 	rateLimit: RateLimit | null = null;
 	private rateCounter = 0;
+	/** When the accepted requests of the last second arrived (requestsPerSecond). */
+	private acceptedTimes: number[] = [];
+	private acceptedInFlight = 0;
+	private inFlightNow = 0;
+	private inFlightPeak = 0;
 	/** Holds up to twice logLimit entries, trimmed in one go (amortised O(1) per request). */
 	private logBuffer: RequestLogEntry[] = [];
 	private seq = 0;
@@ -72,19 +77,69 @@ export class SimState {
 		return seedSignedInvoices(this.store, count);
 	}
 
-	/** True when this spec request must answer 429. */
-	rateLimited(): boolean {
-		if (!this.rateLimit) return false;
+	/**
+	 * Called as a spec request arrives: the Retry-After seconds of its 429 if the rate limit
+	 * refuses it, else undefined (the request then counts as accepted until `requestEnded`).
+	 */
+	requestStarted(now = Date.now()): number | undefined {
+		this.inFlightNow++;
+		this.inFlightPeak = Math.max(this.inFlightPeak, this.inFlightNow);
+		const limit = this.rateLimit;
+		if (!limit) return undefined;
 		this.rateCounter++;
-		return this.rateCounter % this.rateLimit.every === 0;
+		let refusedFor: number | undefined;
+		if (limit.every && this.rateCounter % limit.every === 0) refusedFor = limit.retryAfterSeconds ?? 1;
+		if (refusedFor === undefined && limit.maxInFlight && this.acceptedInFlight >= limit.maxInFlight) {
+			refusedFor = limit.retryAfterSeconds ?? 1;
+		}
+		if (refusedFor === undefined && limit.requestsPerSecond) {
+			while (this.acceptedTimes.length > 0 && this.acceptedTimes[0] <= now - 1000) this.acceptedTimes.shift();
+			if (this.acceptedTimes.length >= limit.requestsPerSecond) {
+				const freeInMs = this.acceptedTimes[0] + 1000 - now;
+				refusedFor = limit.retryAfterSeconds ?? Math.max(1, Math.ceil(freeInMs / 1000));
+			} else {
+				this.acceptedTimes.push(now);
+			}
+		}
+		if (refusedFor === undefined) this.acceptedInFlight++;
+		return refusedFor;
+	}
+
+	/** The answer of a spec request is out; `accepted`: it was not refused by the rate limit. */
+	requestEnded(accepted: boolean): void {
+		this.inFlightNow--;
+		if (accepted && this.rateLimit) this.acceptedInFlight = Math.max(0, this.acceptedInFlight - 1);
+	}
+
+	inFlight(): { now: number; peak: number } {
+		return { now: this.inFlightNow, peak: this.inFlightPeak };
 	}
 
 	setRateLimit(limit: RateLimit | null): void {
-		if (limit && (!Number.isInteger(limit.every) || limit.every < 1 || !(limit.retryAfterSeconds >= 0))) {
-			throw new Error('rate limit needs every >= 1 (integer) and retryAfterSeconds >= 0');
+		if (limit) {
+			const positive = (value: number | undefined) => value === undefined || (Number.isInteger(value) && value >= 1);
+			if (
+				!positive(limit.every) ||
+				!positive(limit.requestsPerSecond) ||
+				!positive(limit.maxInFlight) ||
+				!(limit.every || limit.requestsPerSecond || limit.maxInFlight) ||
+				!(limit.retryAfterSeconds === undefined || limit.retryAfterSeconds >= 0)
+			) {
+				throw new Error(
+					'rate limit needs at least one of every, requestsPerSecond, maxInFlight (integers >= 1) and retryAfterSeconds >= 0 if given',
+				);
+			}
 		}
-		this.rateLimit = limit ? { every: limit.every, retryAfterSeconds: limit.retryAfterSeconds } : null;
+		this.rateLimit = limit
+			? Object.fromEntries(
+					(['every', 'requestsPerSecond', 'maxInFlight', 'retryAfterSeconds'] as const)
+						.filter((key) => limit[key] !== undefined)
+						.map((key) => [key, limit[key]]),
+				)
+			: null;
 		this.rateCounter = 0;
+		this.acceptedTimes = [];
+		this.acceptedInFlight = 0;
 	}
 
 	setDuplicates(mode: DuplicateMode): void {
@@ -110,6 +165,7 @@ export class SimState {
 
 	clearLog(): void {
 		this.logBuffer = [];
+		this.inFlightPeak = this.inFlightNow;
 		this.tokenCounts = { password: 0, refresh_token: 0, other: 0 };
 	}
 

@@ -106,21 +106,22 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		const tokenKind: TokenKind = kinds.size === 0 ? 'none' : kinds.size === 1 ? [...kinds][0] : 'invalid';
 		const tokenPlacement = [...new Set(found.map(([placement]) => placement))];
 
-		if (state.latencyMs > 0) await sleep(state.latencyMs);
+		const refusedFor = state.requestStarted();
 		let reply: Reply;
-		if (state.rateLimited()) {
-			reply = {
-				status: 429,
-				json: { error: 'Too Many Requests' },
-				headers: { 'retry-after': String(state.rateLimit?.retryAfterSeconds ?? 1) },
-			};
-		} else {
-			try {
-				reply = host === 'api' ? await handleApi(state, call) : await handleWebhooks(state, call);
-			} catch (error) {
-				if (!(error instanceof HttpError)) throw error;
-				reply = errorReply(error);
+		try {
+			if (state.latencyMs > 0) await sleep(state.latencyMs);
+			if (refusedFor !== undefined) {
+				reply = { status: 429, json: { error: 'Too Many Requests' }, headers: { 'retry-after': String(refusedFor) } };
+			} else {
+				try {
+					reply = host === 'api' ? await handleApi(state, call) : await handleWebhooks(state, call);
+				} catch (error) {
+					if (!(error instanceof HttpError)) throw error;
+					reply = errorReply(error);
+				}
 			}
+		} finally {
+			state.requestEnded(refusedFor === undefined);
 		}
 		state.addLog({
 			host,
@@ -197,6 +198,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 			state.latencyMs = ms;
 		},
 		setRateLimit: (limit) => state.setRateLimit(limit),
+		inFlight: () => state.inFlight(),
 		setDuplicateDeliveries: (mode) => state.setDuplicates(mode),
 		emit: (suffix, name, value) => state.emitAndSettle(suffix, name, value),
 		seedEvents: (count, suffix, name) => state.seedEvents(count, suffix, name),

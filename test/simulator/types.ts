@@ -106,10 +106,19 @@ export interface EventRecord {
 
 export type DuplicateMode = 'off' | 'sequential' | 'concurrent';
 
+/**
+ * When spec requests (both hosts together) answer 429 Too Many Requests with Retry-After.
+ * Any combination; at least one of `every`, `requestsPerSecond`, `maxInFlight`.
+ */
 export interface RateLimit {
-	/** Every Nth spec request (counted across both hosts since the limit was set) answers 429. */
-	every: number;
-	retryAfterSeconds: number;
+	/** Every Nth spec request (counted since the limit was set) answers 429. */
+	every?: number;
+	/** More than this many accepted requests within the last second: 429 (refused ones do not count). */
+	requestsPerSecond?: number;
+	/** A request arriving while this many accepted ones are being answered: 429. */
+	maxInFlight?: number;
+	/** Retry-After sent; default: for `requestsPerSecond` the whole seconds until a request fits, else 1. */
+	retryAfterSeconds?: number;
 }
 
 export interface Account {
@@ -155,6 +164,8 @@ export interface Simulator {
 	setTokenLifetime(seconds: number): void;
 	setLatency(ms: number): void;
 	setRateLimit(opts: RateLimit | null): void;
+	/** Spec requests being answered now, and the most at once since start, clearLog or reset. */
+	inFlight(): { now: number; peak: number };
 	setDuplicateDeliveries(mode: DuplicateMode): void;
 	/**
 	 * Records an event (topic = prefix + '.' + suffix) and delivers it to the live

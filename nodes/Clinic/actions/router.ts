@@ -1,18 +1,83 @@
 import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { WINDOW_CEILING } from '../../shared/hostLimiter';
 import { ClinicClient } from '../../shared/transport';
 import type { Authentication } from '../../shared/transport';
 import { ItemTurns, TurnCancelled } from './itemTurns';
 import { resources } from './resources';
+import { writeMode } from './writes';
 
 type Operation = (this: IExecuteFunctions, itemIndex: number, client: ClinicClient) => Promise<INodeExecutionData[]>;
 
 /**
  * Upper bound of "Parallel Requests": high enough to keep n8n busy while a slow service
- * answers, low enough that one node cannot open hundreds of connections to the clinic.
+ * answers (100 ms round trips), low enough that one n8n process cannot open hundreds of
+ * connections to the clinic under Automatic.
  */
-export const MAX_PARALLEL_REQUESTS = 64;
+export const MAX_PARALLEL_REQUESTS = WINDOW_CEILING;
+
+type Parallelism = 'automatic' | 'fixed';
+
+interface Concurrency {
+	/** Items that may hold a turn at once. */
+	turns: number;
+	/** What each request asks of the host's limiter. */
+	hostLimit: { maximum: number; adaptive: boolean };
+}
+
+function clampParallel(value: unknown, fallback: number): number {
+	return Math.min(Math.max(Math.floor(Number(value)) || fallback, 1), MAX_PARALLEL_REQUESTS);
+}
+
+/**
+ * "Parallel Requests": Automatic (the default) lets the host's limiter find the pace, up to
+ * the maximum, and sends writes that must not overlap one at a time; a fixed number is the
+ * user's own choice for every operation. A workflow saved with only a number keeps it.
+ */
+function concurrencyOf(ctx: IExecuteFunctions, resource: string, operation: string): Concurrency {
+	const options = ctx.getNodeParameter('options', 0, {}) as {
+		parallelism?: Parallelism;
+		parallelRequests?: number;
+		maxParallelRequests?: number;
+	};
+	const parallelism = options.parallelism ?? (options.parallelRequests !== undefined ? 'fixed' : 'automatic');
+	if (parallelism === 'fixed') {
+		const fixed = clampParallel(options.parallelRequests, 1);
+		return { turns: fixed, hostLimit: { maximum: fixed, adaptive: false } };
+	}
+	const maximum = clampParallel(options.maxParallelRequests, MAX_PARALLEL_REQUESTS);
+	// One at a time by turns; the limiter still paces that one request with everyone else's.
+	const turns = writeMode(resource, operation) === 'oneAtATime' ? 1 : maximum;
+	return { turns, hostLimit: { maximum, adaptive: true } };
+}
+
+/** "items 1-3, 5 and 7" (1-based) */
+function itemList(indexes: number[]): string {
+	const sorted = [...indexes].sort((a, b) => a - b);
+	const parts: string[] = [];
+	for (let i = 0; i < sorted.length; ) {
+		let j = i;
+		while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
+		if (j - i >= 2) parts.push(`${sorted[i] + 1}-${sorted[j] + 1}`);
+		else for (let k = i; k <= j; k++) parts.push(`${sorted[k] + 1}`);
+		i = j + 1;
+	}
+	const last = parts.pop();
+	return `${parts.length ? `${parts.join(', ')} and ` : ''}${last ?? ''}`;
+}
+
+/**
+ * What the error of a stopped run adds when earlier items already changed something:
+ * their results are not passed on, and running again repeats them.
+ */
+function alreadySentNote(done: number[]): string {
+	const which = `${done.length === 1 ? 'Item' : 'Items'} ${itemList(done)}`;
+	return (
+		`${which} had already been sent and done when the run stopped; their results are not passed on, ` +
+		'and running the workflow again sends them again. To keep going past failed items, set the node\'s Settings → On Error to "Continue".'
+	);
+}
 
 /** Items read ahead of their turn below which the next batch starts. */
 const READ_AHEAD = 2;
@@ -36,13 +101,10 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const operation = this.getNodeParameter('operation', 0) as string;
 	const authentication = this.getNodeParameter('authentication', 0, 'clinicApi') as Authentication;
 	const publicBaseUrl = authentication === 'none' ? (this.getNodeParameter('baseUrl', 0, '') as string) : '';
-	const parallel = Math.min(
-		Math.max(Math.floor(this.getNodeParameter('options.parallelRequests', 0, 1) as number) || 1, 1),
-		MAX_PARALLEL_REQUESTS,
-	);
 	const execute = findOperation(this, resource, operation);
+	const { turns: parallel, hostLimit } = concurrencyOf(this, resource, operation);
 	const turns = new ItemTurns(parallel);
-	const client = new ClinicClient(this, authentication, publicBaseUrl, async (itemIndex) => await turns.take(itemIndex));
+	const client = new ClinicClient(this, authentication, publicBaseUrl, async (itemIndex) => await turns.take(itemIndex), hostLimit);
 
 	const results: INodeExecutionData[][] = new Array(items.length);
 	let failure: { itemIndex: number; error: Error } | undefined;
@@ -96,9 +158,14 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	await Promise.all(running);
 
 	if (failure) {
-		const { error, itemIndex } = failure;
-		if (error instanceof NodeApiError || error instanceof NodeOperationError) throw error;
-		throw new NodeOperationError(this.getNode(), error, { itemIndex });
+		const { itemIndex } = failure;
+		const error =
+			failure.error instanceof NodeApiError || failure.error instanceof NodeOperationError
+				? failure.error
+				: new NodeOperationError(this.getNode(), failure.error, { itemIndex });
+		const done = writeMode(resource, operation) ? results.flatMap((output, index) => (output ? [index] : [])) : [];
+		if (done.length > 0) error.description = [error.description, alreadySentNote(done)].filter(Boolean).join(' ');
+		throw error;
 	}
 	return [results.flat()];
 }

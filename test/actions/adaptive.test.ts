@@ -1,0 +1,117 @@
+/**
+ * "Parallel Requests: Automatic", the default, against the simulator: order and pairing
+ * kept, the pace found by the host limiter (grows on a healthy service, holds back under
+ * its rate limit), the maximum kept across runs, writes that must not overlap sent one at
+ * a time, and a stopped run naming the items already sent.
+ */
+import { errorText, itemsOf, jsonOf, useSimulator } from './support';
+
+const harness = useSimulator();
+const ids = (count: number) => Array.from({ length: count }, (_, i) => (i % 3) + 1);
+const consultationGet = (options: Record<string, string | number> = {}) => ({
+	resource: 'consultation',
+	operation: 'get',
+	consultationId: '={{ $json.id }}',
+	options,
+});
+const refused = () => harness.sim.log.filter((entry) => entry.status === 429).length;
+
+describe('Parallel Requests: Automatic (the default)', () => {
+	it('keeps order and pairing, signs in once, and grows past the first few requests on a healthy service', async () => {
+		harness.sim.setLatency(25);
+		const input = ids(90);
+		const result = await harness.run(consultationGet(), { items: input.map((id) => ({ json: { id } })) });
+		const output = itemsOf(result);
+		expect(output.map((item) => item.json.id)).toEqual(input);
+		expect(output.map((item) => item.pairedItem)).toEqual(input.map((_id, item) => ({ item })));
+		expect(harness.sim.tokenRequests()).toBe(1);
+		expect(harness.sim.inFlight().peak).toBeGreaterThan(8);
+	});
+
+	it('under a limit of 3 requests in flight, backs off: every item answered, few refusals', async () => {
+		harness.sim.setLatency(20);
+		harness.sim.setRateLimit({ maxInFlight: 3, retryAfterSeconds: 0 });
+		const input = ids(60);
+		const result = await harness.run(consultationGet(), { items: input.map((id) => ({ json: { id } })) });
+		expect(jsonOf(result).map((json) => json.id)).toEqual(input);
+		// Each refusal halves the window: a handful of 429s, not one per item.
+		expect(refused()).toBeGreaterThan(0);
+		expect(refused()).toBeLessThan(15);
+	});
+
+	it('under 50 requests per second: waits out Retry-After for the whole host, then keeps a pace; every item answered', async () => {
+		harness.sim.setRateLimit({ requestsPerSecond: 50 });
+		const input = ids(200);
+		const started = Date.now();
+		const result = await harness.run(consultationGet(), { items: input.map((id) => ({ json: { id } })) });
+		expect(jsonOf(result).map((json) => json.id)).toEqual(input);
+		// 201 requests (the sign-in counts too) at 50 per second need at least three more seconds.
+		expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
+		// The requests in flight when the limit is first met are refused; after that, few.
+		expect(refused()).toBeLessThan(input.length / 2);
+		expect(harness.sim.log.slice(-80).filter((entry) => entry.status === 429).length).toBeLessThan(5);
+	});
+
+	it('never more in flight than Maximum Parallel Requests, even with two runs at once', async () => {
+		harness.sim.setLatency(20);
+		const items = ids(40).map((id) => ({ json: { id } }));
+		const [first, second] = await Promise.all([
+			harness.run(consultationGet({ maxParallelRequests: 5 }), { items }),
+			harness.run(consultationGet({ maxParallelRequests: 5 }), { items }),
+		]);
+		expect(jsonOf(first)).toHaveLength(40);
+		expect(jsonOf(second)).toHaveLength(40);
+		expect(harness.sim.inFlight().peak).toBe(5);
+	});
+
+	it('a fixed number is the user\'s: exactly that many at once', async () => {
+		harness.sim.setLatency(30);
+		await harness.run(consultationGet({ parallelism: 'fixed', parallelRequests: 7 }), { items: ids(21).map((id) => ({ json: { id } })) });
+		expect(harness.sim.inFlight().peak).toBe(7);
+	});
+});
+
+describe('writes under Automatic', () => {
+	it('Charge > Add to Invoice goes one item after the other, in input order', async () => {
+		harness.sim.setLatency(20);
+		const prices = [10, 20, 30, 40, 50, 60];
+		const result = await harness.run(
+			{ resource: 'charge', operation: 'addToInvoice', invoiceId: '2', quantity: 1, value: '={{ $json.price }}' },
+			{ items: prices.map((price) => ({ json: { price } })) },
+		);
+		expect(jsonOf(result)).toHaveLength(6);
+		expect(harness.sim.inFlight().peak).toBe(1);
+		expect(harness.requests().map((entry) => (entry.body as { consultation_invoice_item?: { value?: unknown } })?.consultation_invoice_item?.value)).toEqual(
+			prices.map(String),
+		);
+	});
+
+	it('Invoice > Email goes in parallel (an e-mail sent again is no damage)', async () => {
+		harness.sim.setLatency(30);
+		const invoiceIds = Array.from({ length: 30 }, () => 3); // the seeded signed invoice with a patient e-mail
+		const result = await harness.run(
+			{ resource: 'invoice', operation: 'email', invoiceId: '={{ $json.id }}' },
+			{ items: invoiceIds.map((id) => ({ json: { id } })) },
+		);
+		expect(jsonOf(result).map((json) => json.id)).toEqual(invoiceIds);
+		expect(harness.sim.inFlight().peak).toBeGreaterThan(4);
+	});
+
+	it('a write that fails without On Error: Continue names the items already sent', async () => {
+		const result = await harness.run(
+			{ resource: 'patient', operation: 'update', patientId: '={{ $json.id }}', additionalFields: { first_name: 'Ana' } },
+			{ items: [1, 2, 999, 3].map((id) => ({ json: { id } })) },
+		);
+		expect(errorText(result)).toMatch(/Items 1 and 2 had already been sent and done when the run stopped/);
+		expect(errorText(result)).toMatch(/running the workflow again sends them again/);
+		expect(harness.requests().map((entry) => entry.path)).toEqual(['/api/v1/people/1', '/api/v1/people/2', '/api/v1/people/999']);
+	});
+
+	it('a read that fails says nothing about items sent (repeating a read changes nothing)', async () => {
+		const result = await harness.run(consultationGet({ parallelism: 'fixed', parallelRequests: 1 }), {
+			items: [1, 2, 999].map((id) => ({ json: { id } })),
+		});
+		expect(errorText(result)).toMatch(/Consultation 999 was not found/);
+		expect(errorText(result)).not.toMatch(/already been sent/);
+	});
+});

@@ -1,0 +1,145 @@
+/**
+ * "Parallel Requests: Automatic", the node's default, inside real n8n 2.41: output order
+ * and pairing with many items in flight, one sign-in, and one limiter per service host
+ * for the whole n8n process, so two executions at once stay within the maximum together.
+ */
+import { startSimulator, type Simulator } from '../simulator';
+import {
+	N8N_VERSIONS,
+	executeWorkflow,
+	importCredentials,
+	importWorkflows,
+	newN8nId,
+	nodeItems,
+	packRepository,
+	startN8n,
+	useN8nContext,
+	type WorkflowImport,
+} from './harness';
+import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
+
+const ITEMS = 150;
+/** Maximum Parallel Requests of the two concurrent workflows. */
+const SHARED_MAXIMUM = 6;
+
+const SHARED_IDS = [newN8nId(), newN8nId()];
+
+const clinicCredential = { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } };
+
+function clinicGet(options: Record<string, unknown>) {
+	return {
+		id: 'c1',
+		name: 'Clinic',
+		type: 'n8n-nodes-clinic.clinic',
+		typeVersion: 1,
+		position: [440, 0] as [number, number],
+		parameters: { authentication: 'clinicApi', resource: 'consultation', operation: 'get', consultationId: '={{ $json.id }}', options },
+		credentials: clinicCredential,
+	};
+}
+
+function items(code: string) {
+	return { id: 'i1', name: 'Items', type: 'n8n-nodes-base.code', typeVersion: 2, position: [220, 0] as [number, number], parameters: { jsCode: code } };
+}
+
+/** Manual -> 150 items (ids cycling 1..3) -> Clinic Consultation Get at its defaults. */
+const defaultsWorkflow: WorkflowImport = {
+	id: newN8nId(),
+	name: 'Parallel Requests: defaults',
+	nodes: [
+		{ id: 'm1', name: 'Manual', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+		items(`return Array.from({ length: ${ITEMS} }, (_, i) => ({ json: { id: (i % 3) + 1, index: i } }));`),
+		clinicGet({}),
+	],
+	connections: {
+		Manual: { main: [[{ node: 'Items', type: 'main', index: 0 }]] },
+		Items: { main: [[{ node: 'Clinic', type: 'main', index: 0 }]] },
+	},
+};
+
+/** Webhook -> 120 items asking for consultation `id` -> Clinic with Maximum Parallel Requests 6. */
+function webhookWorkflow(path: string, id: number): WorkflowImport {
+	return {
+		id: SHARED_IDS[id - 1],
+		name: `Parallel Requests: shared limiter ${path}`,
+		nodes: [
+			{
+				id: 'w1',
+				name: 'Webhook',
+				type: 'n8n-nodes-base.webhook',
+				typeVersion: 2,
+				position: [0, 0],
+				webhookId: `6b1f0c2e-5d6a-4c1b-9a55-00000000000${id}`,
+				parameters: { httpMethod: 'POST', path, responseMode: 'lastNode', options: {} },
+			},
+			items(`return Array.from({ length: 120 }, () => ({ json: { id: ${id} } }));`),
+			clinicGet({ maxParallelRequests: SHARED_MAXIMUM }),
+		],
+		connections: {
+			Webhook: { main: [[{ node: 'Items', type: 'main', index: 0 }]] },
+			Items: { main: [[{ node: 'Clinic', type: 'main', index: 0 }]] },
+		},
+	};
+}
+
+describe(`Parallel Requests: Automatic in n8n ${N8N_VERSIONS.v2}`, () => {
+	let sim: Simulator;
+
+	const n8n = useN8nContext({ version: N8N_VERSIONS.v2, label: 'parallel' }, async (ctx) => {
+		sim = await startSimulator({ allowHttpCallbacks: true });
+		ctx.installPackage(packRepository(ctx.rootDir));
+		await importCredentials(ctx, simulatorCredentials(sim));
+		await importWorkflows(ctx, [defaultsWorkflow, webhookWorkflow('shared-a', 1), webhookWorkflow('shared-b', 2)]);
+	});
+
+	afterAll(async () => {
+		await sim?.close();
+	});
+
+	it(
+		'at the defaults: many requests in flight, outputs in input order and paired, one sign-in',
+		n8n.run(async (ctx) => {
+			sim.reset();
+			sim.setLatency(20);
+			const result = await executeWorkflow(ctx, defaultsWorkflow.id!);
+			const output = nodeItems(result.run!, 'Clinic');
+			expect(output).toHaveLength(ITEMS);
+			expect(output.map((item) => item.json.id)).toEqual(Array.from({ length: ITEMS }, (_, i) => (i % 3) + 1));
+			expect(output.map((item) => item.pairedItem)).toEqual(Array.from({ length: ITEMS }, (_, item) => ({ item })));
+			expect(sim.tokenRequests()).toBe(1);
+			// Automatic grew past the first few requests in flight, within the default maximum.
+			expect(sim.inFlight().peak).toBeGreaterThan(8);
+			expect(sim.inFlight().peak).toBeLessThanOrEqual(128);
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		`two executions at once in one n8n process share the host's limiter: together at most ${SHARED_MAXIMUM} in flight`,
+		n8n.run(async (ctx) => {
+			const server = n8n.track(await startN8n(ctx));
+			await server.activateWorkflow(SHARED_IDS[0]);
+			await server.activateWorkflow(SHARED_IDS[1]);
+			sim.reset();
+			sim.setLatency(25);
+			const answers = await Promise.all(
+				['shared-a', 'shared-b'].map(async (path) => await fetch(server.webhookUrl(path), { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })),
+			);
+			expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+			const [first, second] = await Promise.all([server.waitForExecutions(SHARED_IDS[0], 1), server.waitForExecutions(SHARED_IDS[1], 1)]);
+			expect([first[0].status, second[0].status]).toEqual(['success', 'success']);
+
+			const paths = sim.log.filter((entry) => entry.path.startsWith('/api/v1/consultations/')).map((entry) => entry.path);
+			expect(paths.filter((path) => path.endsWith('/1'))).toHaveLength(120);
+			expect(paths.filter((path) => path.endsWith('/2'))).toHaveLength(120);
+			// The two executions overlapped: their requests interleave in the service's log...
+			const firstOfB = paths.indexOf('/api/v1/consultations/2');
+			const lastOfA = paths.lastIndexOf('/api/v1/consultations/1');
+			expect(firstOfB).toBeLessThan(lastOfA);
+			// ...and yet never more than the maximum were in flight together (each alone reaches it).
+			expect(sim.inFlight().peak).toBe(SHARED_MAXIMUM);
+			await server.stop();
+		}),
+		5 * 60_000,
+	);
+});

@@ -1,0 +1,215 @@
+/**
+ * The host limiter behind "Parallel Requests: Automatic": it starts with a few requests,
+ * grows while answers are healthy, halves on 429/503/timeouts, holds everything during a
+ * Retry-After, and never lets more than a request's maximum be in flight.
+ */
+import { HostLimiter, INITIAL_WINDOW, WINDOW_CEILING, limiterFor, outcomeOfStatus, resetHostLimiters } from '../../nodes/shared/hostLimiter';
+import type { AcquireOptions, Permit, RequestOutcome } from '../../nodes/shared/hostLimiter';
+
+/** Lets pending promise callbacks run. */
+const settle = async () => {
+	for (let i = 0; i < 5; i++) await Promise.resolve();
+};
+
+/** Asks for `count` permits; `granted` fills as they are granted, in grant order. */
+function ask(limiter: HostLimiter, count: number, options: AcquireOptions = { maximum: 64, adaptive: true }) {
+	const granted: Array<{ index: number; permit: Permit }> = [];
+	for (let index = 0; index < count; index++) {
+		void limiter.acquire(options).then((permit) => granted.push({ index, permit }));
+	}
+	return granted;
+}
+
+/** Releases every granted permit not released yet, with `outcome`. */
+function answerAll(granted: Array<{ permit: Permit }>, from: number, outcome: RequestOutcome = 'healthy'): number {
+	const list = granted.slice(from);
+	for (const { permit } of list) permit.release(outcome);
+	return from + list.length;
+}
+
+beforeEach(() => jest.useFakeTimers({ now: new Date('2026-01-01T00:00:00Z') }));
+afterEach(() => jest.useRealTimers());
+
+describe('HostLimiter', () => {
+	test(`starts with ${INITIAL_WINDOW} requests in flight, the others wait in order`, async () => {
+		const limiter = new HostLimiter();
+		const granted = ask(limiter, 10);
+		await settle();
+		expect(granted.map((g) => g.index)).toEqual([0, 1, 2, 3]);
+		expect(limiter.state).toMatchObject({ inFlight: 4, waiting: 6 });
+		granted[0].permit.release('healthy');
+		await settle();
+		expect(granted.map((g) => g.index)).toEqual([0, 1, 2, 3, 4, 5]); // one freed, one grown
+	});
+
+	test('grows while answers are healthy: doubling per round trip until the maximum', async () => {
+		const limiter = new HostLimiter();
+		const granted = ask(limiter, 200, { maximum: 20, adaptive: true });
+		const perRound: number[] = [];
+		let released = 0;
+		for (let round = 0; round < 5; round++) {
+			await settle();
+			perRound.push(granted.length - released);
+			released = answerAll(granted, released);
+		}
+		expect(perRound).toEqual([4, 8, 16, 20, 20]);
+		expect(limiter.state.peak).toBe(20);
+	});
+
+	test('halves on "too many requests", once per round trip however many requests are refused', async () => {
+		const limiter = new HostLimiter();
+		const granted = ask(limiter, 300);
+		let released = 0;
+		for (let round = 0; round < 3; round++) {
+			await settle();
+			released = answerAll(granted, released);
+		}
+		await settle();
+		expect(limiter.state.window).toBe(32);
+		// All 32 in flight are refused: one cut, not 32.
+		released = answerAll(granted, released, 'overloaded');
+		await settle();
+		expect(limiter.state.window).toBe(16);
+		expect(granted.length - released).toBe(16);
+		// A refusal of a request sent after the cut cuts again.
+		granted[released].permit.release('overloaded');
+		await settle();
+		expect(limiter.state.window).toBe(8);
+	});
+
+	test('after a cut it grows by one per window of healthy answers, and slowly back to the size that overloaded', async () => {
+		const limiter = new HostLimiter();
+		const granted = ask(limiter, 1000);
+		let released = 0;
+		for (let round = 0; round < 2; round++) {
+			await settle();
+			released = answerAll(granted, released);
+		}
+		await settle();
+		expect(limiter.state.window).toBe(16);
+		released = answerAll(granted, released, 'overloaded'); // 16 -> 8
+		await settle();
+		expect(limiter.state.window).toBe(8);
+		const windows: number[] = [];
+		for (let round = 0; round < 9; round++) {
+			released = answerAll(granted, released);
+			await settle();
+			windows.push(limiter.state.window);
+		}
+		// 9 .. 15 by one per round; 16 only after eight rounds at 15.
+		expect(windows).toEqual([9, 10, 11, 12, 13, 14, 15, 15, 15]);
+	});
+
+	test('a 503 and a timeout count as overload; other answers as healthy or neither', () => {
+		expect(outcomeOfStatus(429)).toBe('overloaded');
+		expect(outcomeOfStatus(503)).toBe('overloaded');
+		expect(outcomeOfStatus(200)).toBe('healthy');
+		expect(outcomeOfStatus(404)).toBe('healthy');
+		expect(outcomeOfStatus(500)).toBe('neutral');
+	});
+
+	test('Retry-After holds every request to the host until it has passed, then retries go first', async () => {
+		const limiter = new HostLimiter();
+		const granted = ask(limiter, 10);
+		await settle();
+		limiter.pause(2000);
+		granted[0].permit.release('overloaded'); // window 4 -> 2, 3 in flight
+		await settle();
+		expect(granted).toHaveLength(4); // paused: nothing new although a permit came free
+		let retried = false;
+		void limiter.acquire({ maximum: 64, adaptive: true, retry: true }).then(() => (retried = true));
+		granted[1].permit.release('neutral');
+		granted[2].permit.release('neutral'); // 1 in flight: room for one more under the window of 2
+		jest.advanceTimersByTime(1999);
+		await settle();
+		expect(granted).toHaveLength(4);
+		expect(retried).toBe(false);
+		await jest.advanceTimersByTimeAsync(1);
+		await settle();
+		// The retry went out ahead of the six waiting since the start; nothing else fits.
+		expect(retried).toBe(true);
+		expect(granted).toHaveLength(4);
+		expect(limiter.state).toMatchObject({ window: 2, inFlight: 2, waiting: 6 });
+	});
+
+	test('a longer Retry-After extends the pause, a shorter one does not cut it short', async () => {
+		const limiter = new HostLimiter();
+		limiter.pause(1000);
+		limiter.pause(3000);
+		limiter.pause(500);
+		const granted = ask(limiter, 1);
+		await jest.advanceTimersByTimeAsync(2999);
+		expect(granted).toHaveLength(0);
+		await jest.advanceTimersByTimeAsync(1);
+		await settle();
+		expect(granted).toHaveLength(1);
+	});
+
+	test('never more in flight than the request\'s maximum, and never past the ceiling', async () => {
+		const limiter = new HostLimiter();
+		const granted = ask(limiter, 500, { maximum: 6, adaptive: true });
+		let released = 0;
+		for (let round = 0; round < 20; round++) {
+			await settle();
+			expect(granted.length - released).toBeLessThanOrEqual(6);
+			released = answerAll(granted, released);
+		}
+		expect(limiter.state.peak).toBe(6);
+		// Growth nobody used does not happen: a later cut is felt at once.
+		expect(limiter.state.window).toBeLessThanOrEqual(7);
+
+		const wide = new HostLimiter();
+		const many = ask(wide, 1000, { maximum: 1000, adaptive: true });
+		let done = 0;
+		for (let round = 0; round < 12; round++) {
+			await settle();
+			done = answerAll(many, done);
+		}
+		expect(wide.state.peak).toBe(WINDOW_CEILING);
+	});
+
+	test('two executions share one count: together they stay within the maximum, and both finish', async () => {
+		const limiter = new HostLimiter();
+		const first = ask(limiter, 60, { maximum: 8, adaptive: true });
+		const second = ask(limiter, 60, { maximum: 8, adaptive: true });
+		let firstDone = 0;
+		let secondDone = 0;
+		for (let round = 0; round < 30; round++) {
+			await settle();
+			expect(first.length - firstDone + (second.length - secondDone)).toBeLessThanOrEqual(8);
+			firstDone = answerAll(first, firstDone);
+			secondDone = answerAll(second, secondDone);
+		}
+		expect(limiter.state.peak).toBe(8);
+		expect([first.length, second.length]).toEqual([60, 60]);
+	});
+
+	test('a fixed number is not held back by the window, only by Retry-After', async () => {
+		const limiter = new HostLimiter();
+		const granted = ask(limiter, 10, { maximum: 10, adaptive: false });
+		await settle();
+		expect(granted).toHaveLength(10);
+		limiter.pause(1000);
+		const later = ask(limiter, 1, { maximum: 10, adaptive: false });
+		await settle();
+		expect(later).toHaveLength(0);
+		await jest.advanceTimersByTimeAsync(1000);
+		await settle();
+		expect(later).toHaveLength(1);
+	});
+
+	test('one limiter per host for the whole process, forgotten after a minute idle', async () => {
+		resetHostLimiters();
+		expect(limiterFor('api.example.test')).toBe(limiterFor('api.example.test'));
+		expect(limiterFor('api.example.test')).not.toBe(limiterFor('webhooks.example.test'));
+		const limiter = limiterFor('api.example.test');
+		const granted = ask(limiter, 4);
+		await settle();
+		answerAll(granted, 0, 'overloaded');
+		expect(limiter.state.window).toBe(2);
+		jest.setSystemTime(Date.now() + 61_000);
+		const fresh = ask(limiter, 10);
+		await settle();
+		expect(fresh).toHaveLength(INITIAL_WINDOW);
+	});
+});
