@@ -7,7 +7,7 @@ import type { SimState } from './core';
 import { assertCatalogEvent } from './deliveries';
 import { type Call, type Reply, type Route, HttpError, badRequest, dispatch, isPlainObject, ok } from './http';
 import { storeSnapshot } from './store';
-import type { DuplicateMode } from './types';
+import type { DuplicateMode, EventOrder, EventParamsMode } from './types';
 
 export const CONTROL_PREFIX = '/__sim';
 
@@ -124,6 +124,24 @@ const routes: Array<Route<ControlContext>> = [
 			const every = numberField(value, 'every', 1);
 			const retryAfterSeconds = numberField(value, 'retryAfterSeconds', 0);
 			guarded(() => ctx.state.setRateLimit({ every, retryAfterSeconds }));
+			return done();
+		},
+	},
+	{
+		method: 'POST',
+		pattern: /^\/event-params$/,
+		handler: (ctx, call) => {
+			const mode = stringField(object(call), 'mode') as EventParamsMode;
+			guarded(() => ctx.state.setEventParams(mode));
+			return done();
+		},
+	},
+	{
+		method: 'POST',
+		pattern: /^\/event-order$/,
+		handler: (ctx, call) => {
+			const order = stringField(object(call), 'order') as EventOrder;
+			guarded(() => ctx.state.setEventOrder(order));
 			return done();
 		},
 	},

@@ -3,10 +3,10 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 
 import { findTopic, fullTopic } from '../../../shared/catalog';
 import type { ClinicClient } from '../../../shared/transport';
+import type { EventFilter } from '../../../shared/webhookService';
+import { DEFAULT_PAGE_SIZE, EventLog, redactEvent } from '../../../shared/webhookService';
 import { returnAllOrLimit } from '../common';
-import { eventNameOptions, recordsOf, requireTopicPrefix, topicOptions, withoutSecret } from '../shared';
-
-const DEFAULT_PAGE_SIZE = 100;
+import { eventNameOptions, requireTopicPrefix, topicOptions } from '../shared';
 
 const properties: INodeProperties[] = [
 	...returnAllOrLimit,
@@ -47,16 +47,7 @@ const properties: INodeProperties[] = [
 
 export const description = updateDisplayOptions({ show: { resource: ['event'], operation: ['getAll'] } }, properties);
 
-/** An event as output: the shared secret of each delivery log is taken out. */
-function redactEvent(event: IDataObject): IDataObject {
-	if (!Array.isArray(event.logs)) return event;
-	return {
-		...event,
-		logs: event.logs.map((log) => (log && typeof log === 'object' ? withoutSecret(log as IDataObject) : log)),
-	};
-}
-
-function idsOf(page: IDataObject[]): string {
+function idsOf(page: Array<{ id: number }>): string {
 	return page.map((event) => String(event.id)).join(',');
 }
 
@@ -75,8 +66,7 @@ export async function execute(
 	}
 	const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
 
-	// GET bodies do not survive n8n's HTTP helper; the service reads these from the query too.
-	const query: IDataObject = {};
+	const query: EventFilter = {};
 	if (filters.topic) {
 		const suffix = String(filters.topic);
 		if (!findTopic(suffix)) {
@@ -88,24 +78,14 @@ export async function execute(
 	}
 	if (filters.name) query.name = String(filters.name);
 
+	const log = new EventLog(this, client.integrationType ?? 'none');
 	const output: INodeExecutionData[] = [];
 	let offset = 0;
 	let previousIds = '';
 	let previousLength: number | undefined;
 	while (output.length < limit) {
 		const wanted = Math.min(pageSize, limit - output.length);
-		const body = await client.request(
-			{
-				host: 'webhooks',
-				method: 'GET',
-				path: '/events',
-				qs: { ...query, offset, limit: wanted },
-				auth: 'integration',
-				subject: 'The event log',
-			},
-			itemIndex,
-		);
-		const page = recordsOf(this, body, 'events', itemIndex);
+		const { events: page } = await log.page(query, offset, wanted, itemIndex);
 		if (page.length === 0) break;
 
 		const ids = idsOf(page);
