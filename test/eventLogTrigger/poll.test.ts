@@ -256,6 +256,20 @@ describe('Event Log Trigger: output and errors', () => {
 		expect(JSON.stringify(result.items)).not.toContain('subscription-secret-123');
 	});
 
+	test('an access token the service no longer accepts is renewed once, and the GET body still arrives', async () => {
+		const poller = new Poller(parameters());
+		await poller.activate();
+		const ids = await emitFinished(2);
+		sim.expireAccessTokens();
+		sim.clearLog();
+		await poller.poll();
+		expect(poller.emitted).toEqual(ids);
+		expect(sim.tokenRequests()).toBe(1);
+		const reads = sim.log.filter((entry) => entry.path === '/events');
+		expect(reads[0].status).toBe(401);
+		expect(reads.slice(1).every((entry) => entry.status === 200 && (entry.body as { topic?: string } | null)?.topic)).toBe(true);
+	});
+
 	test('Fetch Test Event with no matching event says what to do', async () => {
 		const manual = await runPoll({ parameters: parameters(), store, mode: 'manual' });
 		expect(manual.error?.message).toMatch(/No event of the chosen kinds/);
