@@ -48,7 +48,7 @@ export class ClinicEventLogTrigger implements INodeType {
 		const node = this.getNode();
 		const authentication = this.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
 		const options = this.getNodeParameter('options', {}) as IDataObject;
-		const log = new EventLog(this, authentication);
+		const log = EventLog.open(this, authentication);
 		const filters = await filtersOf(this, log);
 		const withLogs = options.includeDeliveryLogs === true;
 

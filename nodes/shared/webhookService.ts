@@ -44,7 +44,7 @@ export type EventLogContext = IExecuteFunctions | IPollFunctions;
  * for any method and adds `content-type: application/json`). So this context hands a
  * GET that carries a body to the legacy helper and everything else to the usual one.
  */
-function withGetBodies<T extends EventLogContext>(ctx: T): T {
+export function withGetBodies<T extends EventLogContext>(ctx: T): T {
 	const helpers = ctx.helpers;
 	const httpRequestWithAuthentication = async function (
 		this: unknown,
@@ -111,14 +111,19 @@ export interface EventPage {
 
 /** A reader of the event log: one per execution or poll. */
 export class EventLog {
-	private readonly client: ClinicClient;
-
+	/**
+	 * `client` must have been made on `withGetBodies(ctx)` (the action node's router does),
+	 * or the parameters reach the service in the query string only.
+	 */
 	constructor(
 		private readonly ctx: EventLogContext,
-		authentication: Authentication,
-	) {
+		private readonly client: ClinicClient,
+	) {}
+
+	/** A reader with its own client, for a trigger. */
+	static open(ctx: EventLogContext, authentication: Authentication): EventLog {
 		// ClinicClient's context type predates poll nodes; a poll context offers the same members it uses.
-		this.client = new ClinicClient(withGetBodies(ctx) as unknown as IExecuteFunctions, authentication);
+		return new EventLog(ctx, new ClinicClient(withGetBodies(ctx) as unknown as IExecuteFunctions, authentication));
 	}
 
 	/** The credential's topic prefix (for complete topics). */

@@ -2,6 +2,7 @@ import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { ClinicClient } from '../../shared/transport';
+import { withGetBodies } from '../../shared/webhookService';
 import type { Authentication } from '../../shared/transport';
 import { ItemTurns, TurnCancelled } from './itemTurns';
 import { resources } from './resources';
@@ -42,7 +43,8 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	);
 	const execute = findOperation(this, resource, operation);
 	const turns = new ItemTurns(parallel);
-	const client = new ClinicClient(this, authentication, publicBaseUrl, async (itemIndex) => await turns.take(itemIndex));
+	// withGetBodies: GET /events carries its parameters in a JSON body, which n8n's httpRequest drops.
+	const client = new ClinicClient(withGetBodies(this), authentication, publicBaseUrl, async (itemIndex) => await turns.take(itemIndex));
 
 	const results: INodeExecutionData[][] = new Array(items.length);
 	let failure: { itemIndex: number; error: Error } | undefined;

@@ -78,7 +78,7 @@ export async function execute(
 	}
 	if (filters.name) query.name = String(filters.name);
 
-	const log = new EventLog(this, client.integrationType ?? 'none');
+	const log = new EventLog(this, client);
 	const output: INodeExecutionData[] = [];
 	let offset = 0;
 	let previousIds = '';
