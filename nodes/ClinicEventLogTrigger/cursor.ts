@@ -52,10 +52,16 @@ export function isCursor(value: unknown): value is Cursor {
 /** A cursor that starts after the newest matching events present now ("from now"). */
 export async function cursorFromNow(log: EventLog, filters: EventFilter[], start: string): Promise<Cursor> {
 	const newest: EventRecord[] = [];
-	for (const filter of filters) newest.push(...(await log.recent(filter, LATE_ID_WINDOW)));
+	const offsets: Record<string, number> = {};
+	for (const filter of filters) {
+		const tail = await log.tail(filter, LATE_ID_WINDOW);
+		newest.push(...tail.events);
+		// Everything listed now is handled: the first poll may start at the last event (oldest-first logs).
+		if (tail.oldestFirstLength !== undefined) offsets[filterKey(filter)] = Math.max(0, tail.oldestFirstLength - 1);
+	}
 	const highest = newest.reduce((max, event) => Math.max(max, event.id), 0);
 	const floor = Math.max(0, highest - LATE_ID_WINDOW);
-	return { floor, seen: uniqueSorted(newest.map((event) => event.id).filter((id) => id > floor)), start, offsets: {} };
+	return { floor, seen: uniqueSorted(newest.map((event) => event.id).filter((id) => id > floor)), start, offsets };
 }
 
 /** A cursor that emits events from this id on. */

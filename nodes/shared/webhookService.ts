@@ -181,8 +181,13 @@ export class EventLog {
 	 * oldest first, the end of the log is found by doubling the offset, then read.
 	 */
 	async recent(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<EventRecord[]> {
+		return (await this.tail(filter, max, pageSize)).events;
+	}
+
+	/** `recent`, plus the number of matching events when the service lists oldest first. */
+	async tail(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<{ events: EventRecord[]; oldestFirstLength?: number }> {
 		const first = await this.page(filter, 0, pageSize);
-		if (first.events.length === 0) return [];
+		if (first.events.length === 0) return { events: [] };
 		const order = orderOf(first.events);
 		if (order !== 'oldest-first') {
 			// Newest first (or a single event): read on from the top while more are wanted.
@@ -194,7 +199,7 @@ export class EventLog {
 				page = await this.page(filter, page.offset + page.events.length, pageSize);
 				if (page.events.every((event) => found.has(event.id))) break;
 			}
-			return newestFirst([...found.values()]).slice(0, max);
+			return { events: newestFirst([...found.values()]).slice(0, max) };
 		}
 		const end = await this.endOffset(filter, first);
 		const found = new Map<number, EventRecord>();
@@ -203,7 +208,7 @@ export class EventLog {
 			for (const event of page.events) found.set(event.id, event);
 			if (offset === 0) break;
 		}
-		return newestFirst([...found.values()]).slice(0, max);
+		return { events: newestFirst([...found.values()]).slice(0, max), oldestFirstLength: end };
 	}
 
 	/**

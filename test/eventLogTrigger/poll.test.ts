@@ -103,6 +103,21 @@ describe.each(['oldest-first', 'newest-first'] as EventOrder[])('Event Log Trigg
 		expect(poller.emitted).toEqual([...first, ...second]);
 	});
 
+	test('activation over a log of 10,000 events reads a few pages, not the whole log', async () => {
+		sim.seedEvents(10_000, 'consultation', 'consultation-finished');
+		const poller = new Poller(parameters());
+		sim.clearLog();
+		await poller.activate();
+		const activationReads = sim.log.filter((entry) => entry.path === '/events').length;
+		expect(activationReads).toBeLessThanOrEqual(40);
+		const ids = await emitFinished(2);
+		sim.clearLog();
+		await poller.poll();
+		expect(poller.emitted).toEqual(ids);
+		// The next polls start near the end of the log (oldest first) or at its top (newest first).
+		expect(sim.log.filter((entry) => entry.path === '/events').length).toBeLessThanOrEqual(order === 'oldest-first' ? 4 : 3);
+	});
+
 	test('only the chosen events: other names and topics are never emitted', async () => {
 		const poller = new Poller(parameters({ events: [finished, 'patient:patient-created'] }));
 		await poller.activate();
