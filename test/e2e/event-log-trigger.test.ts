@@ -4,7 +4,8 @@
  * over several polls, across an n8n restart, and after n8n was stopped while events were
  * emitted. The simulator reads the GET /events parameters only from the JSON body (as
  * the spec declares) before the restart and only from the query string after it, so both
- * places are proven in real n8n.
+ * places are proven in real n8n. Then the example workflow runs active: a finished
+ * consultation from the event log gets its invoice signed and e-mailed.
  */
 import { startSimulator, type Simulator } from '../simulator';
 import {
@@ -19,7 +20,9 @@ import {
 	type N8nServer,
 	type WorkflowImport,
 } from './harness';
-import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
+import { DEMO_CREDENTIAL_IDS, loadExample, simulatorCredentials } from './support/examples';
+
+const EXAMPLE = 'consultation-finished-event-log-sign-email.json';
 
 const TRIGGER = 'Consultation Finished';
 
@@ -55,12 +58,13 @@ describe.each(setups)('Clinic Event Log Trigger in n8n %s', (_label, version) =>
 	let sim: Simulator;
 	let server: N8nServer;
 	let workflowId: string;
+	let exampleId: string;
 
 	const n8n = useN8nContext({ version, label: 'event-log' }, async (ctx) => {
 		sim = await startSimulator({ allowHttpCallbacks: true });
 		ctx.installPackage(packRepository(ctx.rootDir));
 		await importCredentials(ctx, simulatorCredentials(sim));
-		[workflowId] = await importWorkflows(ctx, [eventLogWorkflow()]);
+		[workflowId, exampleId] = await importWorkflows(ctx, [eventLogWorkflow(), loadExample(EXAMPLE, sim)]);
 		server = n8n.track(await startN8n(ctx));
 	});
 
@@ -129,7 +133,29 @@ describe.each(setups)('Clinic Event Log Trigger in n8n %s', (_label, version) =>
 			await waitForIds([...first, ...second, ...whileDown]);
 			const after = await finish(2);
 			await waitForIds([...first, ...second, ...whileDown, ...after]);
+			await server.deactivateWorkflow(workflowId);
 		}),
 		8 * 60_000,
+	);
+
+	it(
+		'the example: a finished consultation read from the event log gets its invoice signed and e-mailed, once',
+		n8n.run(async (ctx) => {
+			await server.activateWorkflow(exampleId);
+			if (ctx.asyncPublication) await server.waitForPublication(exampleId);
+			const consultation = sim.data.consultations.get(1)!;
+			const record = await sim.emit('consultation', 'consultation-finished', { id: consultation.id, encounter_id: consultation.encounter_id });
+			const [execution] = await server.waitForExecutions(exampleId, 1, { timeoutMs: 150_000 });
+			expect(execution.status).toBe('success');
+			expect(nodeJson(execution, 'Consultation Finished')).toEqual([
+				expect.objectContaining({ event: 'consultation-finished', eventId: record.id, value: { id: 1, encounter_id: consultation.encounter_id } }),
+			]);
+			expect(nodeJson(execution, 'Sign Invoice')[0]).toMatchObject({ id: 1, signed_at: expect.any(String) });
+			expect(nodeJson(execution, 'Email Invoice')).toHaveLength(1);
+			expect(sim.data.invoices.get(1)!.signed_at).not.toBeNull();
+			await server.deactivateWorkflow(exampleId);
+			expect(await server.listExecutions(exampleId)).toHaveLength(1);
+		}),
+		5 * 60_000,
 	);
 });
