@@ -136,19 +136,25 @@ export async function measureCatchUp(bench: Bench): Promise<SectionResult> {
 			let countedFinished = -1;
 			const deadline = Date.now() + 15 * 60_000;
 			while (Date.now() < deadline) {
-				// Without their data while waiting: fetching 10,000 items every second would load n8n.
-				const finished = (await server.listExecutions(id, { includeData: false })).filter(
-					(e) => !seenBefore.has(String(e.id)) && !['running', 'new', 'waiting'].includes(e.status),
-				);
-				if (finished.length > countedFinished) {
-					countedFinished = finished.length;
-					executions = (await server.listExecutions(id)).filter(
+				await new Promise((resolve) => setTimeout(resolve, 1000));
+				if (!server.running) throw new Error(`n8n exited while catching up:\n${server.logTail(40)}`);
+				try {
+					// Without their data while waiting: fetching 10,000 items every second would load n8n.
+					const finished = (await server.listExecutions(id, { includeData: false })).filter(
 						(e) => !seenBefore.has(String(e.id)) && !['running', 'new', 'waiting'].includes(e.status),
 					);
-					ids = doneIds(executions);
-					if (ids.length >= wanted.length) break;
+					if (finished.length > countedFinished) {
+						executions = (await server.listExecutions(id)).filter(
+							(e) => !seenBefore.has(String(e.id)) && !['running', 'new', 'waiting'].includes(e.status),
+						);
+						countedFinished = finished.length;
+						ids = doneIds(executions);
+						if (ids.length >= wanted.length) break;
+					}
+				} catch (error) {
+					// A busy n8n may not answer the API in time: ask again.
+					bench.log(`[7] ${kind}: n8n did not answer (${(error as Error).message.split('\n')[0]}); asking again`);
 				}
-				await new Promise((resolve) => setTimeout(resolve, 1000));
 			}
 			// Until the last execution that carried new events stopped (n8n's own clock, same machine).
 			const carrying = executions.filter((e) => doneIds([e]).length > 0 && e.stoppedAt);
