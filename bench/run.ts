@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- --n8n 1.123.81] [--quick] [--runs N] [--only 1,3] [--out FILE] [--env KEY=VALUE]`
  *
- * Runs the five measurements of issue 7 in real n8n (default 2.41.1) against the
+ * Runs the measurements (issue 7, and the catch-up after downtime) in real n8n (default 2.41.1) against the
  * simulator on loopback, prints a table per measurement (medians of several runs after a
  * warm-up run) and writes them with the machine's description to bench/RESULTS.md;
  * a sixth section gathers the evidence of where the time goes (traces, CPU profiles).
@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 
 import { MAX_PARALLEL_REQUESTS } from '../nodes/Clinic/actions/router';
 import { measureAdaptive } from './adaptive';
+import { measureCatchUp } from './catchup';
 import { measureConsultations } from './consultations';
 import { measureDeliveries } from './deliveries';
 import { measureDiagnostics } from './diagnostics';
@@ -33,6 +34,7 @@ const MEASUREMENTS: Array<{ id: number; title: string; run: (bench: Bench) => Pr
 	{ id: 4, title: '4. Download PDF with filesystem binary data', run: measurePdf },
 	{ id: 5, title: '5. Signed deliveries: Clinic Trigger vs Webhook node', run: measureDeliveries },
 	{ id: 6, title: '6. Where the time goes (diagnostics)', run: measureDiagnostics },
+	{ id: 7, title: '7. Catch-up after downtime: Event Log Trigger vs Schedule + Get Many + Remove Duplicates', run: measureCatchUp },
 	{ id: 8, title: '8. Parallel Requests: Automatic (the default) vs the HTTP Request node', run: measureAdaptive },
 ];
 

@@ -26,7 +26,14 @@ describe('Event > Get Many', () => {
 			['20', '10'],
 		]);
 		for (const request of t.requests()) {
-			expect(request).toMatchObject({ host: 'webhooks', method: 'GET', path: '/events', body: null, tokenPlacement: ['header'] });
+			// The parameters travel twice: in the JSON body the spec declares and in the query string.
+			expect(request).toMatchObject({
+				host: 'webhooks',
+				method: 'GET',
+				path: '/events',
+				body: { offset: Number(request.query.offset), limit: Number(request.query.limit) },
+				tokenPlacement: ['header'],
+			});
 		}
 	});
 
@@ -81,6 +88,25 @@ describe('Event > Get Many', () => {
 		]);
 		expect(t.requests()[0].query).toEqual({ topic: 'clinic-38729.consultation', name: 'consultation-finished', offset: '0', limit: '100' });
 	});
+
+	test.each(['body', 'query', 'both'] as const)(
+		'a service reading the parameters from the %s gets the filters and every page',
+		async (mode) => {
+			t.sim.setEventParams(mode);
+			t.sim.seedEvents(25, 'patient', 'patient-created');
+			t.sim.seedEvents(12, 'consultation', 'consultation-finished');
+			const result = await t.run({
+				...getMany,
+				returnAll: true,
+				pageSize: 5,
+				filters: { topic: 'consultation', name: 'consultation-finished' },
+			});
+
+			const events = jsonOf(result);
+			expect(events.map((event) => event.id)).toEqual([26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37]);
+			expect(t.requests()[1].body).toEqual({ topic: 'clinic-38729.consultation', name: 'consultation-finished', offset: 5, limit: 5 });
+		},
+	);
 
 	test('a topic filter without a topic prefix in the credential -> says to fill it', async () => {
 		const result = await t.run(

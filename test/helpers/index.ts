@@ -9,3 +9,4 @@ export { BINARY_DATA_FOLDER, N8N_TEST_FOLDER, ensureN8nCore } from './n8n-env';
 export { forgetExchanges } from '../../credentials/ClinicAuth';
 export * from './probe';
 export * from './list-search';
+export * from './poll';

@@ -25,6 +25,7 @@ import type { CredentialStore } from './credentials-helper';
 export const PACKAGE_NAME = 'n8n-nodes-clinic';
 export const CLINIC_NODE_TYPE = `${PACKAGE_NAME}.clinic`;
 export const CLINIC_TRIGGER_NODE_TYPE = `${PACKAGE_NAME}.clinicTrigger`;
+export const CLINIC_EVENT_LOG_TRIGGER_NODE_TYPE = `${PACKAGE_NAME}.clinicEventLogTrigger`;
 export const MANUAL_TRIGGER_NODE_TYPE = 'n8n-nodes-base.manualTrigger';
 
 /** Base URL n8n would put in front of webhook paths (production webhooks). */
@@ -66,6 +67,10 @@ const factories: Record<string, NodeFactory> = {
 	[CLINIC_TRIGGER_NODE_TYPE]: () => {
 		const module = require('../../nodes/ClinicTrigger/ClinicTrigger.node') as Record<string, new () => INodeType>;
 		return new module.ClinicTrigger();
+	},
+	[CLINIC_EVENT_LOG_TRIGGER_NODE_TYPE]: () => {
+		const module = require('../../nodes/ClinicEventLogTrigger/ClinicEventLogTrigger.node') as Record<string, new () => INodeType>;
+		return new module.ClinicEventLogTrigger();
 	},
 	[MANUAL_TRIGGER_NODE_TYPE]: () => new ManualTrigger(),
 };

@@ -7,7 +7,7 @@ import type { SimState } from './core';
 import { assertCatalogEvent } from './deliveries';
 import { type Call, type Reply, type Route, HttpError, badRequest, dispatch, isPlainObject, ok } from './http';
 import { storeSnapshot } from './store';
-import type { DuplicateMode } from './types';
+import type { DuplicateMode, EventOrder, EventParamsMode } from './types';
 
 export const CONTROL_PREFIX = '/__sim';
 
@@ -128,6 +128,24 @@ const routes: Array<Route<ControlContext>> = [
 					.map((key) => [key, numberField(value, key, 0)]),
 			);
 			guarded(() => ctx.state.setRateLimit(limit));
+			return done();
+		},
+	},
+	{
+		method: 'POST',
+		pattern: /^\/event-params$/,
+		handler: (ctx, call) => {
+			const mode = stringField(object(call), 'mode') as EventParamsMode;
+			guarded(() => ctx.state.setEventParams(mode));
+			return done();
+		},
+	},
+	{
+		method: 'POST',
+		pattern: /^\/event-order$/,
+		handler: (ctx, call) => {
+			const order = stringField(object(call), 'order') as EventOrder;
+			guarded(() => ctx.state.setEventOrder(order));
 			return done();
 		},
 	},

@@ -4,7 +4,7 @@
 import { Auth } from './auth';
 import { EventBus, assertCatalogEvent } from './deliveries';
 import { ORGANIZATION_ID, createStore, patientEventValue, seedSignedInvoices, type Store } from './store';
-import type { DuplicateMode, EventRecord, RateLimit, RequestLogEntry, SimulatorOptions } from './types';
+import type { DuplicateMode, EventOrder, EventParamsMode, EventRecord, RateLimit, RequestLogEntry, SimulatorOptions } from './types';
 
 export type ResolvedOptions = Required<SimulatorOptions>;
 
@@ -41,6 +41,9 @@ export class SimState {
 	private seq = 0;
 	tokenCounts = { password: 0, refresh_token: 0, other: 0 };
 	readonly internalErrors: string[] = [];
+	eventParams: EventParamsMode = 'body';
+	eventOrder: EventOrder = 'oldest-first';
+	afterEventsPage: ((page: EventRecord[]) => void) | null = null;
 
 	constructor(readonly options: ResolvedOptions) {
 		this.auth = new Auth(options.tokenLifetimeSeconds);
@@ -142,6 +145,20 @@ export class SimState {
 		this.acceptedInFlight = 0;
 	}
 
+	setEventParams(mode: EventParamsMode): void {
+		if (mode !== 'body' && mode !== 'query' && mode !== 'both') {
+			throw new Error(`event parameter mode must be body, query or both, not ${String(mode)}`);
+		}
+		this.eventParams = mode;
+	}
+
+	setEventOrder(order: EventOrder): void {
+		if (order !== 'oldest-first' && order !== 'newest-first') {
+			throw new Error(`event order must be oldest-first or newest-first, not ${String(order)}`);
+		}
+		this.eventOrder = order;
+	}
+
 	setDuplicates(mode: DuplicateMode): void {
 		if (mode !== 'off' && mode !== 'sequential' && mode !== 'concurrent') {
 			throw new Error(`duplicate mode must be off, sequential or concurrent, not ${String(mode)}`);
@@ -181,5 +198,8 @@ export class SimState {
 		this.latencyMs = this.options.latencyMs;
 		this.auth.lifetimeSeconds = this.options.tokenLifetimeSeconds;
 		this.setRateLimit(null);
+		this.eventParams = 'body';
+		this.eventOrder = 'oldest-first';
+		this.afterEventsPage = null;
 	}
 }

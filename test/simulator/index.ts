@@ -200,6 +200,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		setRateLimit: (limit) => state.setRateLimit(limit),
 		inFlight: () => state.inFlight(),
 		setDuplicateDeliveries: (mode) => state.setDuplicates(mode),
+		setEventParams: (mode) => state.setEventParams(mode),
+		setEventOrder: (order) => state.setEventOrder(order),
+		onEventsPage: (hook) => {
+			state.afterEventsPage = hook;
+		},
 		emit: (suffix, name, value) => state.emitAndSettle(suffix, name, value),
 		seedEvents: (count, suffix, name) => state.seedEvents(count, suffix, name),
 		seedInvoices: (count) => state.seedInvoices(count),

@@ -105,6 +105,10 @@ export interface EventRecord {
 }
 
 export type DuplicateMode = 'off' | 'sequential' | 'concurrent';
+/** Where GET /events reads offset, limit, topic and name: the spec's JSON body (default), the query string, or both (body wins). */
+export type EventParamsMode = 'body' | 'query' | 'both';
+/** How GET /events lists events; the spec does not say. Default oldest first (by id). */
+export type EventOrder = 'oldest-first' | 'newest-first';
 
 /**
  * When spec requests (both hosts together) answer 429 Too Many Requests with Retry-After.
@@ -167,6 +171,15 @@ export interface Simulator {
 	/** Spec requests being answered now, and the most at once since start, clearLog or reset. */
 	inFlight(): { now: number; peak: number };
 	setDuplicateDeliveries(mode: DuplicateMode): void;
+	/** Where GET /events reads its parameters (default 'body', as the spec declares). */
+	setEventParams(mode: EventParamsMode): void;
+	/** Order of GET /events (default 'oldest-first'). */
+	setEventOrder(order: EventOrder): void;
+	/**
+	 * Called after each GET /events page is computed and before it is answered (in process
+	 * only): tests insert events "between two page requests" here. null removes it.
+	 */
+	onEventsPage(hook: ((page: EventRecord[]) => void) | null): void;
 	/**
 	 * Records an event (topic = prefix + '.' + suffix) and delivers it to the live
 	 * subscriptions matching topic and event name. Resolves with the record once this

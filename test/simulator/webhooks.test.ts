@@ -187,14 +187,45 @@ describe('GET /events', () => {
 		});
 	});
 
-	test('reads offset, limit, topic and name from a JSON body on the GET (or the query string)', async () => {
+	test('by default reads offset, limit, topic and name only from a JSON body on the GET, as the spec declares', async () => {
 		sim.seedEvents(5);
 		sim.seedEvents(5, 'invoice', 'invoice-updated');
 		const page = await events({ offset: 1, limit: 2, topic: 'clinic-38729.invoice', name: 'invoice-updated' });
 		expect(page.json.map((e: { id: number }) => e.id)).toEqual([7, 8]);
+		// The query string is not read: defaults apply.
 		const viaQuery = await events(undefined, '?offset=8&limit=5');
-		expect(viaQuery.json.map((e: { id: number }) => e.id)).toEqual([9, 10]);
+		expect(viaQuery.json.map((e: { id: number }) => e.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
 		expect((await events({ topic: 'invoice' })).json).toEqual([]);
+	});
+
+	test('query mode reads only the query string; both reads both, the body winning', async () => {
+		sim.seedEvents(10);
+		sim.setEventParams('query');
+		expect((await events(undefined, '?offset=8&limit=5')).json.map((e: { id: number }) => e.id)).toEqual([9, 10]);
+		expect((await events({ offset: 8, limit: 5 })).json).toHaveLength(10);
+		sim.setEventParams('both');
+		expect((await events(undefined, '?offset=8&limit=5')).json.map((e: { id: number }) => e.id)).toEqual([9, 10]);
+		expect((await events({ offset: 2, limit: 1 }, '?offset=8&limit=5')).json.map((e: { id: number }) => e.id)).toEqual([3]);
+		expect(() => sim.setEventParams('header' as never)).toThrow(/body, query or both/);
+	});
+
+	test('newest-first order lists the highest ids first, filtered or not; a hook sees each page', async () => {
+		sim.seedEvents(5);
+		sim.seedEvents(3, 'invoice', 'invoice-updated');
+		sim.setEventOrder('newest-first');
+		const pages: number[][] = [];
+		sim.onEventsPage((page) => pages.push(page.map((e) => e.id)));
+		expect((await events({ offset: 1, limit: 3 })).json.map((e: { id: number }) => e.id)).toEqual([7, 6, 5]);
+		expect((await events({ offset: 1, limit: 5, name: 'patient-updated' })).json.map((e: { id: number }) => e.id)).toEqual([
+			4, 3, 2, 1,
+		]);
+		expect(pages).toEqual([
+			[7, 6, 5],
+			[4, 3, 2, 1],
+		]);
+		sim.reset();
+		sim.seedEvents(3);
+		expect((await events({ limit: 2 })).json.map((e: { id: number }) => e.id)).toEqual([1, 2]);
 	});
 
 	test('limit is clamped to 100; a negative offset -> 422', async () => {

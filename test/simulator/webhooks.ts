@@ -105,9 +105,12 @@ function deleteWebhook(state: SimState, call: Call, [id]: string[]): Reply {
 
 function listEvents(state: SimState, call: Call): Reply {
 	bearerUser(state, call);
-	// Parameters travel in a JSON body on the GET; the query string is accepted too (body wins).
-	const fromBody = call.raw.length > 0 && isJsonType(call.mediaType) ? jsonBody(call) : {};
-	const params: Record<string, unknown> = { ...call.query, ...fromBody };
+	// The spec declares the parameters in a JSON body on the GET; eventParams says which
+	// place(s) this service reads (body wins when both are read).
+	const mode = state.eventParams;
+	const fromBody = mode !== 'query' && call.raw.length > 0 && isJsonType(call.mediaType) ? jsonBody(call) : {};
+	const fromQuery = mode !== 'body' ? call.query : {};
+	const params: Record<string, unknown> = { ...fromQuery, ...fromBody };
 	const errors: Record<string, string[]> = {};
 	let offset = 0;
 	let limit = DEFAULT_LIMIT;
@@ -130,11 +133,20 @@ function listEvents(state: SimState, call: Call): Reply {
 	const topic = params.topic as string | undefined;
 	const name = params.name as string | undefined;
 
-	// Events are kept in id order; filter lazily and stop once the page is full.
-	if (!topic && !name) return ok(state.bus.events.slice(offset, offset + limit));
+	// Events are kept in id order; walk them in the listed order, filter lazily and stop once the page is full.
+	const all = state.bus.events;
+	const newestFirst = state.eventOrder === 'newest-first';
+	if (!topic && !name) {
+		const slice = newestFirst
+			? all.slice(Math.max(0, all.length - offset - limit), Math.max(0, all.length - offset)).reverse()
+			: all.slice(offset, offset + limit);
+		state.afterEventsPage?.(slice);
+		return ok(slice);
+	}
 	const page = [];
 	let skipped = 0;
-	for (const event of state.bus.events) {
+	for (let i = 0; i < all.length; i++) {
+		const event = all[newestFirst ? all.length - 1 - i : i];
 		if (topic && event.topic !== topic) continue;
 		if (name && event.name !== name) continue;
 		if (skipped < offset) {
@@ -144,6 +156,7 @@ function listEvents(state: SimState, call: Call): Reply {
 		page.push(event);
 		if (page.length === limit) break;
 	}
+	state.afterEventsPage?.(page);
 	return ok(page);
 }
 

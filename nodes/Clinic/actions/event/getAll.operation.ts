@@ -3,11 +3,11 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 
 import { findTopic, fullTopic } from '../../../shared/catalog';
 import type { ClinicClient } from '../../../shared/transport';
+import type { EventFilter } from '../../../shared/webhookService';
+import { DEFAULT_PAGE_SIZE, EventLog, redactEvent } from '../../../shared/webhookService';
 import { returnAllOrLimit } from '../common';
 import { simplifyEvent, simplifyProperties } from '../simplify';
-import { eventNameOptions, recordsOf, requireTopicPrefix, topicOptions, withoutSecret } from '../shared';
-
-const DEFAULT_PAGE_SIZE = 100;
+import { eventNameOptions, requireTopicPrefix, topicOptions } from '../shared';
 
 const properties: INodeProperties[] = [
 	...returnAllOrLimit,
@@ -49,16 +49,7 @@ const properties: INodeProperties[] = [
 
 export const description = updateDisplayOptions({ show: { resource: ['event'], operation: ['getAll'] } }, properties);
 
-/** An event as output: the shared secret of each delivery log is taken out. */
-function redactEvent(event: IDataObject): IDataObject {
-	if (!Array.isArray(event.logs)) return event;
-	return {
-		...event,
-		logs: event.logs.map((log) => (log && typeof log === 'object' ? withoutSecret(log as IDataObject) : log)),
-	};
-}
-
-function idsOf(page: IDataObject[]): string {
+function idsOf(page: Array<{ id: number }>): string {
 	return page.map((event) => String(event.id)).join(',');
 }
 
@@ -78,8 +69,7 @@ export async function execute(
 	const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
 	const simplify = this.getNodeParameter('simplify', itemIndex, false) as boolean;
 
-	// GET bodies do not survive n8n's HTTP helper; the service reads these from the query too.
-	const query: IDataObject = {};
+	const query: EventFilter = {};
 	if (filters.topic) {
 		const suffix = String(filters.topic);
 		if (!findTopic(suffix)) {
@@ -91,24 +81,14 @@ export async function execute(
 	}
 	if (filters.name) query.name = String(filters.name);
 
+	const log = new EventLog(this, client);
 	const output: INodeExecutionData[] = [];
 	let offset = 0;
 	let previousIds = '';
 	let previousLength: number | undefined;
 	while (output.length < limit) {
 		const wanted = Math.min(pageSize, limit - output.length);
-		const body = await client.request(
-			{
-				host: 'webhooks',
-				method: 'GET',
-				path: '/events',
-				qs: { ...query, offset, limit: wanted },
-				auth: 'integration',
-				subject: 'The event log',
-			},
-			itemIndex,
-		);
-		const page = recordsOf(this, body, 'events', itemIndex);
+		const { events: page } = await log.page(query, offset, wanted, itemIndex);
 		if (page.length === 0) break;
 
 		const ids = idsOf(page);
@@ -118,7 +98,10 @@ export async function execute(
 				description: `Stopped after ${output.length} events instead of repeating them. Turn off Return All and use Limit, or set Page Size large enough for all events.`,
 			});
 		}
-		for (const event of page.slice(0, limit - output.length)) output.push({ json: simplify ? simplifyEvent(event) : redactEvent(event) });
+		for (const event of page.slice(0, limit - output.length)) {
+			const redacted = redactEvent(event);
+			output.push({ json: simplify ? simplifyEvent(redacted) : redacted });
+		}
 
 		// A page shorter than asked ends the log, unless the service caps pages: a short first
 		// page, or one as long as the one before, may be the cap, and the next page tells.

@@ -1,0 +1,169 @@
+import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
+import type {
+	IDataObject,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+	IPollFunctions,
+} from 'n8n-workflow';
+
+import { describeTopicPrefixProblem, findEvent, fullTopic } from '../shared/catalog';
+import type { IntegrationCredentialType } from '../shared/transport';
+import type { EventFilter, EventRecord } from '../shared/webhookService';
+import { EventLog, redactEvent } from '../shared/webhookService';
+import { cursorFromDate, cursorFromId, cursorFromNow, isCursor, poll } from './cursor';
+import type { Cursor } from './cursor';
+import { DEFAULT_MAX_EVENTS_PER_POLL, MAX_EVENTS_PER_POLL_LIMIT, eventLogTriggerProperties } from './description';
+
+export class ClinicEventLogTrigger implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Clinic Event Log Trigger',
+		name: 'clinicEventLogTrigger',
+		icon: { light: 'file:clinic.svg', dark: 'file:clinic.dark.svg' },
+		group: ['trigger'],
+		version: 1,
+		subtitle: '={{$parameter["events"].join(", ")}}',
+		description:
+			"Starts the workflow for each new event in the clinic service's event log, checked on a schedule: works without a public address and catches up after downtime",
+		defaults: { name: 'Clinic Event Log Trigger' },
+		polling: true,
+		inputs: [],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [
+			{
+				name: 'clinicApi',
+				required: true,
+				displayOptions: { show: { authentication: ['clinicApi'] } },
+			},
+			{
+				name: 'clinicRefreshTokenApi',
+				required: true,
+				displayOptions: { show: { authentication: ['clinicRefreshTokenApi'] } },
+			},
+		],
+		properties: eventLogTriggerProperties,
+	};
+
+	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+		const node = this.getNode();
+		const authentication = this.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
+		const options = this.getNodeParameter('options', {}) as IDataObject;
+		const log = EventLog.open(this, authentication);
+		const filters = await filtersOf(this, log);
+		const withLogs = options.includeDeliveryLogs === true;
+
+		if (this.getMode() === 'manual') {
+			// "Fetch Test Event": the latest matching event; the cursor is left alone.
+			const latest: EventRecord[] = [];
+			for (const filter of filters) latest.push(...(await log.recent(filter, 1)));
+			latest.sort((a, b) => b.id - a.id);
+			if (latest.length === 0) {
+				throw new NodeOperationError(node, 'No event of the chosen kinds is in the event log yet', {
+					description:
+						'Make one happen in the clinic app (for example finish a consultation), then fetch again. An active workflow waits for new events by itself.',
+				});
+			}
+			return [[itemOf(latest[0], withLogs)]];
+		}
+
+		const max = maxEventsOf(this, options);
+		const start = startOf(this);
+		const staticData = this.getWorkflowStaticData('node');
+		let cursor: Cursor;
+		if (isCursor(staticData.cursor) && staticData.cursor.start === start.key) {
+			cursor = staticData.cursor;
+		} else {
+			cursor =
+				start.kind === 'now'
+					? await cursorFromNow(log, filters, start.key)
+					: start.kind === 'date'
+						? cursorFromDate(start.date, start.key)
+						: cursorFromId(start.id, start.key);
+			if (start.kind === 'now') {
+				// Nothing before activation is emitted; the cursor is saved with the activation.
+				staticData.cursor = cursor;
+				return null;
+			}
+		}
+
+		const outcome = await poll(log, filters, cursor, max);
+		// n8n saves the static data with the execution it starts (or after an empty poll, where it saves at all).
+		staticData.cursor = outcome.cursor;
+		if (outcome.events.length === 0) return null;
+		return [outcome.events.map((event) => itemOf(event, withLogs))];
+	}
+}
+
+/** One output item: the same fields as the Clinic Trigger's, plus the event's id and time. */
+function itemOf(event: EventRecord, withLogs: boolean): INodeExecutionData {
+	const json: IDataObject = {
+		event: event.name,
+		topic: event.topic,
+		eventId: event.id,
+		createdAt: event.created_at,
+		value: event.value,
+	};
+	if (withLogs) json.logs = (redactEvent(event).logs as IDataObject[] | undefined) ?? [];
+	return { json };
+}
+
+async function filtersOf(ctx: IPollFunctions, log: EventLog): Promise<EventFilter[]> {
+	const node = ctx.getNode();
+	const keys = ctx.getNodeParameter('events', []) as string[];
+	if (!Array.isArray(keys) || keys.length === 0) {
+		throw new NodeOperationError(node, 'Choose at least one event in "Events"');
+	}
+	const prefix = await log.topicPrefix();
+	const problem = describeTopicPrefixProblem(prefix);
+	if (problem) throw new NodeOperationError(node, problem);
+	const filters = new Map<string, EventFilter>();
+	for (const key of keys) {
+		const event = findEvent(key);
+		if (!event) {
+			throw new NodeOperationError(node, `"${key}" in "Events" is not an event the service emits`, {
+				description: 'Pick the events from the list again.',
+			});
+		}
+		filters.set(key, { topic: fullTopic(prefix, event.suffix), name: event.name });
+	}
+	return [...filters.values()];
+}
+
+function maxEventsOf(ctx: IPollFunctions, options: IDataObject): number {
+	const raw = options.maxEventsPerPoll ?? DEFAULT_MAX_EVENTS_PER_POLL;
+	const max = Number(raw);
+	if (!Number.isInteger(max) || max < 1 || max > MAX_EVENTS_PER_POLL_LIMIT) {
+		throw new NodeOperationError(
+			ctx.getNode(),
+			`"Max Events Per Poll" must be a whole number from 1 to ${MAX_EVENTS_PER_POLL_LIMIT}, not ${String(raw)}`,
+		);
+	}
+	return max;
+}
+
+type Start =
+	| { kind: 'now'; key: string }
+	| { kind: 'date'; key: string; date: Date }
+	| { kind: 'eventId'; key: string; id: number };
+
+function startOf(ctx: IPollFunctions): Start {
+	const node = ctx.getNode();
+	const startFrom = ctx.getNodeParameter('startFrom', 'now') as string;
+	if (startFrom === 'date') {
+		const raw = ctx.getNodeParameter('startDate', '') as unknown;
+		const date = new Date(raw instanceof Date ? raw.getTime() : String(raw ?? ''));
+		if (raw === '' || Number.isNaN(date.getTime())) {
+			throw new NodeOperationError(node, `"Start Date" must be a date, e.g. 2026-01-31T08:00:00Z, not "${String(raw)}"`);
+		}
+		return { kind: 'date', key: `date:${date.toISOString()}`, date };
+	}
+	if (startFrom === 'eventId') {
+		const raw = ctx.getNodeParameter('startEventId', 1) as unknown;
+		const id = Number(raw);
+		if (!Number.isInteger(id) || id < 1) {
+			throw new NodeOperationError(node, `"Start Event ID" must be a whole number of at least 1, not "${String(raw)}"`);
+		}
+		return { kind: 'eventId', key: `id:${id}`, id };
+	}
+	return { kind: 'now', key: 'now' };
+}

@@ -1,0 +1,259 @@
+/**
+ * The webhook service's event log (`GET /events`): where its parameters travel, how
+ * pages are read, what an answer looks like, and how an event is shown to users.
+ * Event -> Get Many, the Clinic Event Log Trigger (and the Clinic Trigger) read it here.
+ */
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	IHttpRequestOptions,
+	IPollFunctions,
+	JsonObject,
+} from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { ClinicClient } from './transport';
+import type { Authentication } from './transport';
+
+/** What the service returns per event (fields we rely on; the rest passes through). */
+export interface EventRecord extends IDataObject {
+	id: number;
+	topic: string;
+	name: string;
+	created_at: string;
+	value: IDataObject;
+	logs: IDataObject[];
+}
+
+/** Filters the service applies itself: a complete topic (`clinic-38729.consultation`) and an event name. */
+export interface EventFilter {
+	topic?: string;
+	name?: string;
+}
+
+export type EventLogContext = IExecuteFunctions | IPollFunctions;
+
+/**
+ * The spec declares offset, limit, topic and name in a JSON body on the GET, but some
+ * deployments read the query string. Both are sent, with the same values, so a service
+ * reading either place (or both) gets them.
+ *
+ * n8n's `httpRequest` helpers delete the body of every GET (n8n-core `httpRequest`,
+ * 1.123 and 2.41: `if (... method === 'GET') delete axiosRequest.data`); the legacy
+ * `requestWithAuthentication` helper sends it (its `parseRequestObject` keeps `body`
+ * for any method and adds `content-type: application/json`). So this context hands a
+ * GET that carries a body to the legacy helper and everything else to the usual one.
+ */
+export function withGetBodies<T extends EventLogContext>(ctx: T): T {
+	const helpers = ctx.helpers;
+	const httpRequestWithAuthentication = async function (
+		this: unknown,
+		credentialsType: string,
+		options: IHttpRequestOptions,
+		additional?: Parameters<typeof helpers.httpRequestWithAuthentication>[2],
+	): Promise<unknown> {
+		const body = options.body as IDataObject | undefined;
+		if (options.method !== 'GET' || !body || typeof body !== 'object' || Object.keys(body).length === 0) {
+			return await helpers.httpRequestWithAuthentication.call(ctx, credentialsType, options, additional);
+		}
+		// The legacy helper's own option names (uri, simple, resolveWithFullResponse).
+		const legacy = {
+			method: 'GET',
+			uri: options.url,
+			qs: options.qs,
+			body,
+			json: true,
+			headers: options.headers,
+			resolveWithFullResponse: true,
+			// Status codes are read by the client (401 retry, error messages).
+			simple: false,
+		};
+		const response = (await helpers.requestWithAuthentication.call(ctx, credentialsType, legacy as never, additional)) as {
+			statusCode: number;
+			headers: IDataObject;
+			body: unknown;
+		};
+		return { statusCode: response.statusCode, headers: response.headers, body: response.body };
+	};
+	return new Proxy(ctx, {
+		get(target, property, receiver) {
+			if (property === 'helpers') return { ...helpers, httpRequestWithAuthentication };
+			const value = Reflect.get(target, property, receiver) as unknown;
+			return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+		},
+	});
+}
+
+/** The delivery logs' shared secrets are taken out of an event before anyone sees it. */
+export function redactEvent(event: IDataObject): IDataObject {
+	if (!Array.isArray(event.logs)) return event;
+	return {
+		...event,
+		logs: event.logs.map((log) => {
+			if (!log || typeof log !== 'object') return log;
+			const entry = log as IDataObject;
+			const authentication = entry.authentication_data;
+			if (!authentication || typeof authentication !== 'object' || Array.isArray(authentication)) {
+				return { ...entry, hasSecret: false };
+			}
+			const { secret, ...rest } = authentication as IDataObject;
+			return { ...entry, authentication_data: rest, hasSecret: secret !== undefined && secret !== null && secret !== '' };
+		}),
+	};
+}
+
+/** One page of the event log, as the service lists it, plus what was asked for. */
+export interface EventPage {
+	offset: number;
+	limit: number;
+	events: EventRecord[];
+}
+
+/** A reader of the event log: one per execution or poll. */
+export class EventLog {
+	/**
+	 * `client` must have been made on `withGetBodies(ctx)` (the action node's router does),
+	 * or the parameters reach the service in the query string only.
+	 */
+	constructor(
+		private readonly ctx: EventLogContext,
+		private readonly client: ClinicClient,
+	) {}
+
+	/** A reader with its own client, for a trigger. */
+	static open(ctx: EventLogContext, authentication: Authentication): EventLog {
+		// ClinicClient's context type predates poll nodes; a poll context offers the same members it uses.
+		return new EventLog(ctx, new ClinicClient(withGetBodies(ctx) as unknown as IExecuteFunctions, authentication));
+	}
+
+	/** The credential's topic prefix (for complete topics). */
+	async topicPrefix(itemIndex = 0): Promise<string> {
+		return (await this.client.integrationSettings(itemIndex)).topicPrefix;
+	}
+
+	/** One page: parameters in the JSON body and the query string alike. */
+	async page(filter: EventFilter, offset: number, limit: number, itemIndex = 0): Promise<EventPage> {
+		const params: IDataObject = { offset, limit };
+		if (filter.topic) params.topic = filter.topic;
+		if (filter.name) params.name = filter.name;
+		const body = await this.client.request<unknown>(
+			{
+				host: 'webhooks',
+				method: 'GET',
+				path: '/events',
+				qs: params,
+				body: { ...params },
+				auth: 'integration',
+				subject: 'The event log',
+			},
+			itemIndex,
+		);
+		return { offset, limit, events: this.recordsOf(body, itemIndex) };
+	}
+
+	private recordsOf(body: unknown, itemIndex: number): EventRecord[] {
+		const list = Array.isArray(body)
+			? body
+			: body && typeof body === 'object' && Array.isArray((body as IDataObject).events)
+				? ((body as IDataObject).events as unknown[])
+				: undefined;
+		if (!list) {
+			throw new NodeOperationError(this.ctx.getNode(), 'The clinic service answered without a list of "events"', {
+				itemIndex,
+				description: 'Expected an array of events, or an object holding the array under "events".',
+			});
+		}
+		for (const event of list) {
+			const id = event && typeof event === 'object' ? (event as JsonObject).id : undefined;
+			if (typeof id !== 'number' || !Number.isInteger(id)) {
+				throw new NodeOperationError(this.ctx.getNode(), 'The clinic service listed an event without a whole-number "id"', {
+					itemIndex,
+					description: 'Every event in the event log needs its id; without it events cannot be told apart.',
+				});
+			}
+		}
+		return list as EventRecord[];
+	}
+
+	/**
+	 * The most recent events matching the filter, newest first, at most `max`. Works
+	 * whichever order the service lists in: newest first, the first pages hold them;
+	 * oldest first, the end of the log is found by doubling the offset, then read.
+	 */
+	async recent(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<EventRecord[]> {
+		return (await this.tail(filter, max, pageSize)).events;
+	}
+
+	/** `recent`, plus the number of matching events when the service lists oldest first. */
+	async tail(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<{ events: EventRecord[]; oldestFirstLength?: number }> {
+		const first = await this.page(filter, 0, pageSize);
+		if (first.events.length === 0) return { events: [] };
+		const order = orderOf(first.events);
+		if (order !== 'oldest-first') {
+			// Newest first (or a single event): read on from the top while more are wanted.
+			const found = new Map<number, EventRecord>();
+			let page = first;
+			for (;;) {
+				for (const event of page.events) if (found.size < max) found.set(event.id, event);
+				if (found.size >= max || page.events.length === 0 || order === undefined) break;
+				page = await this.page(filter, page.offset + page.events.length, pageSize);
+				if (page.events.every((event) => found.has(event.id))) break;
+			}
+			return { events: newestFirst([...found.values()]).slice(0, max) };
+		}
+		const end = await this.endOffset(filter, first);
+		const found = new Map<number, EventRecord>();
+		for (let offset = Math.max(0, end - pageSize); found.size < max; offset = Math.max(0, offset - pageSize)) {
+			const page = await this.page(filter, offset, pageSize);
+			for (const event of page.events) found.set(event.id, event);
+			if (offset === 0) break;
+		}
+		return { events: newestFirst([...found.values()]).slice(0, max), oldestFirstLength: end };
+	}
+
+	/**
+	 * The number of events in an oldest-first log: offsets double until a page comes back
+	 * empty, then halve between the last full and the first empty one. About 2·log2(n/page)
+	 * requests instead of reading the whole log.
+	 */
+	async endOffset(filter: EventFilter, first: EventPage): Promise<number> {
+		let known = first.events.length; // at least this many
+		let step = Math.max(first.events.length, 1);
+		let empty: number | undefined;
+		while (empty === undefined) {
+			const offset = known - 1 + step;
+			const page = await this.page(filter, offset, 1);
+			if (page.events.length === 0) empty = offset;
+			else {
+				known = offset + 1;
+				step *= 2;
+			}
+		}
+		// Events [0, known) exist; offset `empty` has none.
+		let low = known;
+		let high = empty;
+		while (low < high) {
+			const middle = Math.floor((low + high) / 2);
+			const page = await this.page(filter, middle, 1);
+			if (page.events.length === 0) high = middle;
+			else low = middle + 1;
+		}
+		return low;
+	}
+}
+
+export const DEFAULT_PAGE_SIZE = 100;
+
+export type ListOrder = 'oldest-first' | 'newest-first';
+
+/** The order a page shows, from its first two distinct ids; undefined when it cannot tell. */
+export function orderOf(events: EventRecord[]): ListOrder | undefined {
+	for (let i = 1; i < events.length; i++) {
+		if (events[i].id !== events[0].id) return events[i].id > events[0].id ? 'oldest-first' : 'newest-first';
+	}
+	return undefined;
+}
+
+function newestFirst(events: EventRecord[]): EventRecord[] {
+	return events.sort((a, b) => b.id - a.id);
+}

@@ -1,0 +1,161 @@
+/**
+ * The Clinic Event Log Trigger inside a running n8n (one n8n per version, polling every
+ * minute): activation starts from now; each new event starts the workflow exactly once
+ * over several polls, across an n8n restart, and after n8n was stopped while events were
+ * emitted. The simulator reads the GET /events parameters only from the JSON body (as
+ * the spec declares) before the restart and only from the query string after it, so both
+ * places are proven in real n8n. Then the example workflow runs active: a finished
+ * consultation from the event log gets its invoice signed and e-mailed.
+ */
+import { startSimulator, type Simulator } from '../simulator';
+import {
+	N8N_VERSIONS,
+	importCredentials,
+	importWorkflows,
+	nodeJson,
+	packRepository,
+	startN8n,
+	useN8nContext,
+	type Execution,
+	type N8nServer,
+	type WorkflowImport,
+} from './harness';
+import { DEMO_CREDENTIAL_IDS, loadExample, simulatorCredentials } from './support/examples';
+
+const EXAMPLE = 'consultation-finished-event-log-sign-email.json';
+
+const TRIGGER = 'Consultation Finished';
+
+function eventLogWorkflow(): WorkflowImport {
+	return {
+		name: 'Finished consultations from the event log',
+		nodes: [
+			{
+				id: 'event-log-trigger',
+				name: TRIGGER,
+				type: 'n8n-nodes-clinic.clinicEventLogTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {
+					pollTimes: { item: [{ mode: 'everyMinute' }] },
+					authentication: 'clinicApi',
+					events: ['consultation:consultation-finished'],
+				},
+				credentials: { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } },
+			},
+		],
+		connections: {},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+const setups: Array<[string, string]> = [
+	['1.123', N8N_VERSIONS.v1],
+	['2.41', N8N_VERSIONS.v2],
+];
+
+describe.each(setups)('Clinic Event Log Trigger in n8n %s', (_label, version) => {
+	let sim: Simulator;
+	let server: N8nServer;
+	let workflowId: string;
+	let exampleId: string;
+
+	const n8n = useN8nContext({ version, label: 'event-log' }, async (ctx) => {
+		sim = await startSimulator({ allowHttpCallbacks: true });
+		ctx.installPackage(packRepository(ctx.rootDir));
+		await importCredentials(ctx, simulatorCredentials(sim));
+		[workflowId, exampleId] = await importWorkflows(ctx, [eventLogWorkflow(), loadExample(EXAMPLE, sim)]);
+		server = n8n.track(await startN8n(ctx));
+	});
+
+	afterAll(async () => {
+		await sim?.close();
+	});
+
+	const finish = async (count: number): Promise<number[]> => {
+		const ids: number[] = [];
+		for (let i = 0; i < count; i++) {
+			ids.push((await sim.emit('consultation', 'consultation-finished', { id: 500 + sim.events().length })).id);
+		}
+		return ids;
+	};
+	/** Event ids each execution started with, oldest execution first. */
+	const emittedPerExecution = (executions: Execution[]): number[][] =>
+		[...executions].reverse().map((execution) => nodeJson(execution, TRIGGER).map((json) => json.eventId as number));
+	/** Waits until the executions together carry `ids` (and fails on any extra or repeated id). */
+	const waitForIds = async (ids: number[]): Promise<Execution[]> => {
+		const deadline = Date.now() + 150_000;
+		for (;;) {
+			const executions = (await server.listExecutions(workflowId)).filter((e) => !['running', 'new', 'waiting'].includes(e.status));
+			const emitted = emittedPerExecution(executions).flat();
+			if (emitted.length >= ids.length || Date.now() > deadline) {
+				expect(emitted).toEqual(ids);
+				return executions;
+			}
+			await new Promise((resolve) => setTimeout(resolve, 1000));
+		}
+	};
+
+	it(
+		'emits each new event exactly once over several polls, across a restart and after downtime',
+		n8n.run(async (ctx) => {
+			// Old events: the first activation starts after them.
+			await finish(3);
+			await server.activateWorkflow(workflowId);
+			if (ctx.asyncPublication) await server.waitForPublication(workflowId);
+			const first = await finish(3);
+			await waitForIds(first);
+			const second = await finish(2);
+			const executions = await waitForIds([...first, ...second]);
+			expect(executions.length).toBeGreaterThanOrEqual(2);
+			expect(executions.every((e) => e.status === 'success')).toBe(true);
+			// The newest execution starts with the oldest of its events.
+			expect(nodeJson(executions[0], TRIGGER)[0]).toMatchObject({
+				event: 'consultation-finished',
+				topic: `${sim.topicPrefix}.consultation`,
+				eventId: second[0],
+				createdAt: expect.any(String),
+				value: { id: expect.any(Number) },
+			});
+			// Only the spec's JSON body carried the parameters: a GET body reached the service.
+			const reads = sim.log.filter((entry) => entry.path === '/events');
+			expect(reads.length).toBeGreaterThan(0);
+			for (const read of reads) {
+				expect(read.body).toMatchObject({ topic: `${sim.topicPrefix}.consultation`, name: 'consultation-finished' });
+			}
+
+			// n8n stops; consultations finish while it is down; it starts again.
+			await server.stop();
+			const whileDown = await finish(4);
+			sim.setEventParams('query');
+			server = n8n.track(await startN8n(ctx));
+			if (ctx.asyncPublication) await server.waitForPublication(workflowId);
+			await waitForIds([...first, ...second, ...whileDown]);
+			const after = await finish(2);
+			await waitForIds([...first, ...second, ...whileDown, ...after]);
+			await server.deactivateWorkflow(workflowId);
+		}),
+		8 * 60_000,
+	);
+
+	it(
+		'the example: a finished consultation read from the event log gets its invoice signed and e-mailed, once',
+		n8n.run(async (ctx) => {
+			await server.activateWorkflow(exampleId);
+			if (ctx.asyncPublication) await server.waitForPublication(exampleId);
+			const consultation = sim.data.consultations.get(1)!;
+			const record = await sim.emit('consultation', 'consultation-finished', { id: consultation.id, encounter_id: consultation.encounter_id });
+			const [execution] = await server.waitForExecutions(exampleId, 1, { timeoutMs: 150_000 });
+			expect(execution.status).toBe('success');
+			expect(nodeJson(execution, 'Consultation Finished')).toEqual([
+				expect.objectContaining({ event: 'consultation-finished', eventId: record.id, value: { id: 1, encounter_id: consultation.encounter_id } }),
+			]);
+			expect(nodeJson(execution, 'Sign Invoice')[0]).toMatchObject({ id: 1, signed_at: expect.any(String) });
+			expect(nodeJson(execution, 'Email Invoice')).toHaveLength(1);
+			expect(sim.data.invoices.get(1)!.signed_at).not.toBeNull();
+			await server.deactivateWorkflow(exampleId);
+			expect(await server.listExecutions(exampleId)).toHaveLength(1);
+		}),
+		5 * 60_000,
+	);
+});
