@@ -66,7 +66,7 @@ describe('HTTP control surface under /__sim/', () => {
 	test('log, clear-log and token-requests', async () => {
 		await passwordGrant(sim);
 		const before = (await control('token-requests')).json;
-		expect(before).toEqual({ total: 1, password: 1, refresh_token: 0 });
+		expect(before).toEqual({ total: 1, password: 1, refresh_token: 0, refused_reuse: 0 });
 		const log = (await control('log')).json.log;
 		expect(log).toHaveLength(1);
 		expect(log[0].path).toBe('/api/v1/oauth/token');

@@ -186,6 +186,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		},
 		clearLog: () => state.clearLog(),
 		tokenRequests: (grant) => state.tokenRequests(grant),
+		tokenRequestCounts: () => state.tokenRequestCounts(),
+		refreshTokenStatus: (token) => state.auth.refreshTokenStatus(token),
+		setReuseRevokesChain: (on) => {
+			state.auth.reuseRevokesChain = on;
+		},
+		revokeAccessTokens: () => state.auth.revokeAccessTokens(),
 		issueRefreshToken: (username) => state.auth.issueRefreshToken(username),
 		revokeAllTokens: () => state.auth.revokeAll(),
 		expireAccessTokens: () => state.auth.expireAccessTokens(),
