@@ -105,7 +105,7 @@ interface RoundReport {
 	tokenRequests: ReturnType<Simulator['tokenRequestCounts']>;
 }
 
-describe(`Queue mode: n8n ${N8N_VERSIONS.v2}, main + ${WORKERS} workers + 2 webhook processors`, () => {
+describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 workers + 2 webhook processors', (version) => {
 	let sim: Simulator;
 	let cluster: QueueCluster;
 	let triggerId: string;
@@ -113,13 +113,13 @@ describe(`Queue mode: n8n ${N8N_VERSIONS.v2}, main + ${WORKERS} workers + 2 webh
 	let passwordRoundsId: string;
 	const suiteStarted = Date.now();
 
-	const n8n = useN8nContext({ version: N8N_VERSIONS.v2, label: 'queue' }, async (ctx) => {
+	const n8n = useN8nContext({ version, label: 'queue' }, async (ctx) => {
 			// Latency spreads each round's executions over both workers, as real API calls do.
 			sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 100, latencyMs: 150 });
 			ctx.installPackage(packRepository(ctx.rootDir));
 			const { services } = await enableQueueMode(ctx);
 			process.stdout.write(
-				`queue mode: PostgreSQL ${services.origin.postgres} (${services.postgres.host}:${services.postgres.port}), ` +
+				`queue mode ${version}: PostgreSQL ${services.origin.postgres} (${services.postgres.host}:${services.postgres.port}), ` +
 					`Redis ${services.origin.redis} (${services.redis.host}:${services.redis.port})\n`,
 			);
 			await importCredentials(ctx, [
@@ -144,14 +144,14 @@ describe(`Queue mode: n8n ${N8N_VERSIONS.v2}, main + ${WORKERS} workers + 2 webh
 			cluster = await startQueueCluster(ctx, { workers: WORKERS, webhookProcessors: 2, concurrency: 10 });
 			n8n.track(cluster.main);
 			process.stdout.write(
-				`queue mode: started ${cluster.pids().map((p) => `${p.kind}${p.kind === 'main' ? '' : ` ${p.index}`} pid ${p.pid}`).join(', ')}\n`,
+				`queue mode ${version}: started ${cluster.pids().map((p) => `${p.kind}${p.kind === 'main' ? '' : ` ${p.index}`} pid ${p.pid}`).join(', ')}\n`,
 			);
 	});
 
 	afterAll(async () => {
 		await cluster?.stop();
 		await sim?.close();
-		process.stdout.write(`queue mode: suite took ${Math.round((Date.now() - suiteStarted) / 1000)} s\n`);
+		process.stdout.write(`queue mode ${version}: suite took ${Math.round((Date.now() - suiteStarted) / 1000)} s\n`);
 	});
 
 	const live = () => sim.subscriptions().filter((s) => s.deleted_at === null && s.status === 'enabled');
@@ -199,7 +199,7 @@ describe(`Queue mode: n8n ${N8N_VERSIONS.v2}, main + ${WORKERS} workers + 2 webh
 			};
 			reports.push(report);
 			process.stdout.write(
-				`${label} round ${round}: ${report.ok}/${PER_ROUND} succeeded; executions per worker ${report.perWorker.join(' + ')}; ` +
+				`${version} ${label} round ${round}: ${report.ok}/${PER_ROUND} succeeded; executions per worker ${report.perWorker.join(' + ')}; ` +
 					`token requests ${report.tokenRequests.total} (password ${report.tokenRequests.password}, ` +
 					`refresh ${report.tokenRequests.refresh_token}, refused reuses ${report.tokenRequests.refused_reuse})\n`,
 			);
@@ -254,10 +254,15 @@ describe(`Queue mode: n8n ${N8N_VERSIONS.v2}, main + ${WORKERS} workers + 2 webh
 			const executions = await cluster.main.listExecutions(refreshRoundsId, { includeData: false });
 			const stored = await storedCredential(REFRESH_CREDENTIAL_ID);
 			const storedToken = String(stored.rotatedRefreshToken || stored.refreshToken || '');
+			const status = sim.refreshTokenStatus(storedToken);
+			process.stdout.write(
+				`${version} Refresh Token credential: later run answered ${later.status}; stored refresh token ` +
+					`live ${status.live}, newest of its chain ${status.newest}\n`,
+			);
 
 			expectRounds(reports, executions);
 			expect(later.status).toBe(200);
-			expect(sim.refreshTokenStatus(storedToken)).toEqual({ known: true, live: true, newest: true, used: false });
+			expect(status).toEqual({ known: true, live: true, newest: true, used: false });
 		}),
 		10 * 60_000,
 	);
@@ -328,6 +333,7 @@ describe(`Queue mode: n8n ${N8N_VERSIONS.v2}, main + ${WORKERS} workers + 2 webh
 				expect(deleted.status).toBe(200);
 			}
 			expect(live()).toHaveLength(0);
+			const madeBefore = sim.subscriptions().length;
 
 			// Both activate their active workflows at start (the publication service off: its
 			// outbox would hand the work to one of them).
@@ -343,6 +349,10 @@ describe(`Queue mode: n8n ${N8N_VERSIONS.v2}, main + ${WORKERS} workers + 2 webh
 					timeoutMs: 60_000,
 				});
 				await new Promise((resolve) => setTimeout(resolve, 3_000));
+				process.stdout.write(
+					`${version} two mains: ${sim.subscriptions().length - madeBefore} subscription(s) made at start-up, ` +
+						`${live().length} live\n`,
+				);
 				const events = live().map((s) => s.event_name);
 				expect(events).toEqual(['patient-updated']);
 

@@ -184,7 +184,7 @@ async function startPrivatePostgres(binDir: string, logDir: string, children: Ch
 		throw new QueueServicesError(`initdb failed (exit ${init.status}):\n${init.stderr}${init.stdout}`);
 	}
 	const port = await getFreePort();
-	const logFile = join(logDir, 'postgres.log');
+	const logFile = join(logDir, '00-postgres.log');
 	const child = spawnLogged(
 		join(binDir, 'postgres'),
 		[
@@ -210,7 +210,7 @@ async function startPrivateRedis(bin: string, logDir: string, children: ChildPro
 	const child = spawnLogged(
 		bin,
 		['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', logDir],
-		{ env: { PATH: process.env.PATH }, cwd: logDir, logFile: join(logDir, 'redis.log') },
+		{ env: { PATH: process.env.PATH }, cwd: logDir, logFile: join(logDir, '00-redis.log') },
 	);
 	children.push(child);
 	return { host: '127.0.0.1', port };
@@ -274,7 +274,7 @@ export async function startQueueServices(options: { n8nDir: string; logDir: stri
 		}
 
 		const logs = () =>
-			['postgres.log', 'redis.log'].map((f) => `----- ${f}\n${tailFile(join(options.logDir, f), 20)}`).join('\n');
+			['00-postgres.log', '00-redis.log'].map((f) => `----- ${f}\n${tailFile(join(options.logDir, f), 20)}`).join('\n');
 		await waitUntil('PostgreSQL', async () => (await postgresQuery(options.n8nDir, server, 'SELECT 1')).length === 1, 30_000, logs);
 		await waitUntil('Redis', async () => await redisPing(redis), 30_000, logs);
 
