@@ -360,19 +360,23 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 			// outbox would hand the work to one of them).
 			const env = { N8N_USE_WORKFLOW_PUBLICATION_SERVICE: 'false' };
 			const secondPort = await getFreePort();
-			const mains: N8nServer[] = await Promise.all([
-				startN8n(ctx, { env }),
-				startN8n(ctx, { env, port: secondPort }),
-			]);
-			mains.forEach((main) => n8n.track(main));
+			// A slow service widens the window between a main's check and its subscribe, so the
+			// two start-ups overlap there as they do when the service is busy.
+			sim.setLatency(5_000);
+			sim.clearLog();
+			let mains: N8nServer[] = [];
 			try {
+				mains = await Promise.all([startN8n(ctx, { env }), startN8n(ctx, { env, port: secondPort })]);
+				mains.forEach((main) => n8n.track(main));
+				sim.setLatency(150);
 				await waitFor('a subscription for patient-updated', async () => (live().length > 0 ? true : undefined), {
 					timeoutMs: 60_000,
 				});
 				await new Promise((resolve) => setTimeout(resolve, 3_000));
+				const calls = sim.log.filter((e) => e.host === 'webhooks').map((e) => `${e.method} ${e.path.replace(/\/\d+$/, '/{id}')} ${e.status}`);
 				process.stdout.write(
 					`${version} two mains: ${sim.subscriptions().length - madeBefore} subscription(s) made at start-up, ` +
-						`${live().length} live\n`,
+						`${live().length} live; webhook-service calls in order: ${calls.join(', ')}\n`,
 				);
 				const events = live().map((s) => s.event_name);
 				expect(events).toEqual(['patient-updated']);
@@ -382,6 +386,7 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 				expect(record.logs.map((log) => log.response_code)).toEqual([200]);
 				await mains[0].waitForExecutions(triggerId, before + 1, { timeoutMs: 60_000 });
 			} finally {
+				sim.setLatency(150);
 				await Promise.all(mains.map(async (main) => await main.stop()));
 			}
 		}),

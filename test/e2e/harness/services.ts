@@ -133,7 +133,6 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs:
 /** `pg` from n8n's own dependencies (n8n talks to PostgreSQL with it). */
 type PgClient = { connect(): Promise<void>; query(sql: string): Promise<{ rows: Array<Record<string, unknown>> }>; end(): Promise<void> };
 function pgClient(n8nDir: string, target: PostgresTarget, database = target.database): PgClient {
-	// eslint-disable-next-line @typescript-eslint/no-require-imports
 	const pg = require(join(n8nDir, 'node_modules', 'pg')) as { Client: new (config: object) => PgClient };
 	return new pg.Client({ ...target, database, connectionTimeoutMillis: 5_000 });
 }
