@@ -10,13 +10,13 @@ import type {
 } from 'n8n-workflow';
 
 import {
+	ClinicSignInError,
 	TWO_FACTOR_MESSAGE,
 	exchange,
 	passwordSessionFingerprint,
 	placeIntegrationToken,
 	sessionFromAnswer,
-	singleFlight,
-	staleTokenOf,
+	signIn,
 } from './ClinicAuth';
 import { hostProperties, integrationTestRequest, sessionProperties } from './ClinicProperties';
 import { normaliseApiBaseUrl } from '../nodes/shared/urls';
@@ -64,9 +64,8 @@ export class ClinicApi implements ICredentialType {
 	async preAuthentication(this: IHttpRequestHelper, credentials: ICredentialDataDecryptedObject) {
 		const baseUrl = normaliseApiBaseUrl(String(credentials.baseUrl ?? ''));
 		const fingerprint = passwordSessionFingerprint(credentials);
-		const staleToken = staleTokenOf(credentials);
 
-		return await singleFlight(fingerprint, staleToken, async (): Promise<IDataObject> => {
+		return await signIn(credentials, fingerprint, async (): Promise<IDataObject> => {
 			// A stored refresh token is used only when it belongs to the same base URL, user and password.
 			const refreshToken =
 				credentials.sessionFingerprint === fingerprint ? String(credentials.refreshToken ?? '') : '';
@@ -84,9 +83,9 @@ export class ClinicApi implements ICredentialType {
 				username: String(credentials.username ?? ''),
 				password: String(credentials.password ?? ''),
 			});
-			if (signedIn.kind === 'twoFactor') throw new Error(TWO_FACTOR_MESSAGE);
+			if (signedIn.kind === 'twoFactor') throw new ClinicSignInError(TWO_FACTOR_MESSAGE);
 			if (signedIn.kind === 'refused') {
-				throw new Error(
+				throw new ClinicSignInError(
 					`The clinic service refused the username or password${signedIn.detail}. Check both in the Clinic API credential.`,
 				);
 			}

@@ -3,7 +3,7 @@
  * n8n calls `preAuthentication` when the hidden access token is empty, after a 401,
  * and on the credential's Test button; it saves the keys returned here.
  */
-import { createHash } from 'crypto';
+import { createHash, randomBytes } from 'crypto';
 import type {
 	ICredentialDataDecryptedObject,
 	IDataObject,
@@ -105,12 +105,15 @@ function serviceMessage(body: IDataObject | undefined): string {
 	return parts.length ? ` (${parts.join(': ')})` : '';
 }
 
+/** The token endpoint's answer, or the network code when none came back. */
+type TokenResponse = { answered: true; response: FullResponse } | { answered: false; code?: string };
+
 async function postToken(
 	helper: IHttpRequestHelper,
 	baseUrl: string,
 	grant: 'password' | 'refresh_token',
 	fields: Record<string, string>,
-): Promise<FullResponse> {
+): Promise<TokenResponse> {
 	const tokenUrl = `${baseUrl}/oauth/token`;
 	const options: IHttpRequestOptions =
 		grant === 'password'
@@ -127,20 +130,32 @@ async function postToken(
 					body: { grant_type: 'refresh_token', ...fields },
 					json: true,
 				};
-	try {
-		return (await helper.helpers.httpRequest({
-			...options,
-			returnFullResponse: true,
-			ignoreHttpStatusErrors: true,
-			timeout: 30_000,
-		})) as FullResponse;
-	} catch (error) {
-		const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
-		// Plain Error: n8n does not retry it, and it carries no request (and so no password).
-		// eslint-disable-next-line @n8n/community-nodes/require-node-api-error -- preAuthentication has no node to hand to NodeApiError
-		throw new Error(
-			`Could not reach the clinic service at ${baseUrl}: ${networkFailureWords(code)}. Check the credential's API Base URL and that the service is reachable from n8n.`,
+	return await helper.helpers
+		.httpRequest({ ...options, returnFullResponse: true, ignoreHttpStatusErrors: true, timeout: 30_000 })
+		.then(
+			(response): TokenResponse => ({ answered: true, response: response as FullResponse }),
+			(error: unknown): TokenResponse => ({
+				answered: false,
+				code: (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code,
+			}),
 		);
+}
+
+/**
+ * Why the sign-in failed. A type of our own, so that whatever n8n wraps it in, the
+ * transport can tell a refused sign-in from a network failure (see `signInFailureOf`).
+ * It carries our wording only: nothing from the request, so no password or token.
+ */
+export class ClinicSignInError extends Error {
+	readonly clinicSignInFailure = true;
+
+	constructor(
+		message: string,
+		/** The refresh token the service refused, when that was the failure. */
+		readonly refusedRefreshToken = '',
+	) {
+		super(message);
+		this.name = 'ClinicSignInError';
 	}
 }
 
@@ -156,18 +171,24 @@ export async function exchange(
 	grant: 'password' | 'refresh_token',
 	fields: Record<string, string>,
 ): Promise<ExchangeOutcome> {
-	const response = await postToken(helper, baseUrl, grant, fields);
+	const sent = await postToken(helper, baseUrl, grant, fields);
+	if (!sent.answered) {
+		throw new ClinicSignInError(
+			`Could not reach the clinic service at ${baseUrl}: ${networkFailureWords(sent.code)}. Check the credential's API Base URL and that the service is reachable from n8n.`,
+		);
+	}
+	const { response } = sent;
 	const body = bodyAsObject(response.body);
 	if (response.statusCode >= 200 && response.statusCode < 300 && typeof body?.access_token === 'string') {
 		return { kind: 'token', answer: body as unknown as TokenAnswer };
 	}
 	if (looksLikeHtml(response)) {
-		throw new Error(
+		throw new ClinicSignInError(
 			`The address ${baseUrl} answered with a web page, not the clinic API. Set the credential's API Base URL to the API address you were given, e.g. https://api.example.com/api/v1.`,
 		);
 	}
 	if (response.statusCode === 404) {
-		throw new Error(
+		throw new ClinicSignInError(
 			`${baseUrl} has no token endpoint (/oauth/token answered 404). Is this the webhook service address? The API Base URL must be the main API; the webhook service has a field of its own.`,
 		);
 	}
@@ -175,7 +196,7 @@ export async function exchange(
 	if (response.statusCode === 400 || response.statusCode === 401) {
 		return { kind: 'refused', status: response.statusCode, detail: serviceMessage(body) };
 	}
-	throw new Error(
+	throw new ClinicSignInError(
 		`The clinic service's token endpoint answered ${response.statusCode}${serviceMessage(body)}. Try again later; if it persists, check the API Base URL.`,
 	);
 }
@@ -228,15 +249,80 @@ export async function singleFlight(
 	}
 	const entry: Exchange = { staleToken, result: run() };
 	exchanges.set(fingerprint, entry);
-	try {
-		entry.settled = await entry.result;
-		return entry.settled;
-	} catch (error) {
-		// A failure is not kept: the next attempt (after the user fixes the credential) runs anew.
-		if (exchanges.get(fingerprint) === entry) exchanges.delete(fingerprint);
-		// eslint-disable-next-line @n8n/community-nodes/require-node-api-error -- rethrown unchanged to the caller that shares this exchange
-		throw error;
-	}
+	entry.result.then(
+		(session) => {
+			entry.settled = session;
+		},
+		() => {
+			// A failure is not kept: the next attempt (after the user fixes the credential) runs anew.
+			if (exchanges.get(fingerprint) === entry) exchanges.delete(fingerprint);
+		},
+	);
+	return await entry.result;
+}
+
+/**
+ * Sign-in failures by the credential data object n8n handed to preAuthentication. n8n
+ * passes the very object the transport gave it (`credentialsDecrypted.data`) on 1.x and
+ * 2.x alike, while the error itself reaches the transport wrapped differently by each
+ * version; so the transport asks here instead of reading messages.
+ */
+export interface SignInFailure {
+	message: string;
+	/** Set when the service refused this refresh token: another process may hold a newer one. */
+	refusedRefreshToken: string;
+}
+
+const signInFailures = new WeakMap<object, SignInFailure>();
+
+/** Why signing in with this credential data failed, if it did. */
+export function signInFailureOf(credentials: object): SignInFailure | undefined {
+	return signInFailures.get(credentials);
+}
+
+/** Clears a recorded failure, once the transport has read a newer session from n8n's store. */
+export function forgetSignInFailure(credentials: object): void {
+	signInFailures.delete(credentials);
+}
+
+/** The refresh token a credential's next refresh would use (hidden rotated one first). */
+export function refreshTokenOf(credentials: ICredentialDataDecryptedObject): string {
+	return String(credentials.rotatedRefreshToken || credentials.refreshToken || '');
+}
+
+/**
+ * Runs a credential's token exchange (single-flight) and records a failure against the
+ * caller's credential data before handing it on.
+ */
+export async function signIn(
+	credentials: ICredentialDataDecryptedObject,
+	fingerprint: string,
+	run: () => Promise<IDataObject>,
+): Promise<IDataObject> {
+	// The signing key joins the shared result, so concurrent callers all keep the same one.
+	const withKey = async () => ({ ...(await run()), ...webhookSigningKeyOf(credentials) });
+	const outcome = await singleFlight(fingerprint, staleTokenOf(credentials), withKey).then(
+		(session) => ({ session, failure: undefined }),
+		(failure: unknown) => ({ session: undefined, failure }),
+	);
+	if (outcome.session) return outcome.session;
+	const failure =
+		outcome.failure instanceof ClinicSignInError
+			? outcome.failure
+			: new ClinicSignInError('Signing in to the clinic service failed. Check the credential and try again.');
+	signInFailures.set(credentials, { message: failure.message, refusedRefreshToken: failure.refusedRefreshToken });
+	throw failure;
+}
+
+/**
+ * The key the Clinic Trigger derives its subscription secrets from. It lives only in the
+ * encrypted credential; made once, on the first sign-in that finds none, and kept.
+ */
+export const WEBHOOK_SIGNING_KEY = 'webhookSigningKey';
+
+function webhookSigningKeyOf(credentials: ICredentialDataDecryptedObject): IDataObject {
+	const existing = String(credentials[WEBHOOK_SIGNING_KEY] ?? '');
+	return { [WEBHOOK_SIGNING_KEY]: existing || randomBytes(32).toString('hex') };
 }
 
 /** For tests: forget every cached exchange. */

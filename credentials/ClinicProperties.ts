@@ -65,6 +65,15 @@ export const sessionProperties: INodeProperties[] = [
 		default: '',
 	},
 	{
+		// Key of the Clinic Trigger's subscription secrets: kept here, encrypted, so that no
+		// secret has to be stored in the workflow (n8n 1.x copies that into every execution).
+		displayName: 'Webhook Signing Key',
+		name: 'webhookSigningKey',
+		type: 'hidden',
+		typeOptions: { password: true },
+		default: '',
+	},
+	{
 		displayName: 'Session Fingerprint',
 		name: 'sessionFingerprint',
 		type: 'hidden',

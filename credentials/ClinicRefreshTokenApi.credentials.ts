@@ -10,12 +10,12 @@ import type {
 } from 'n8n-workflow';
 
 import {
+	ClinicSignInError,
 	exchange,
 	placeIntegrationToken,
 	refreshSessionFingerprint,
 	sessionFromAnswer,
-	singleFlight,
-	staleTokenOf,
+	signIn,
 } from './ClinicAuth';
 import { hostProperties, integrationTestRequest, sessionProperties } from './ClinicProperties';
 import { normaliseApiBaseUrl } from '../nodes/shared/urls';
@@ -24,6 +24,9 @@ import { normaliseApiBaseUrl } from '../nodes/shared/urls';
  * The service revokes a refresh token once used. When n8n does not save what
  * preAuthentication returns (the Test button), the rotated token would be lost and the
  * pasted one is already dead, so this process remembers the newest token of each chain.
+ * It is only a fallback: the stored token comes first, because in queue mode another
+ * process may have rotated the chain since (the transport re-reads the stored credential
+ * when a refresh is refused).
  */
 const newestInChain = new Map<string, string>();
 
@@ -61,21 +64,27 @@ export class ClinicRefreshTokenApi implements ICredentialType {
 	async preAuthentication(this: IHttpRequestHelper, credentials: ICredentialDataDecryptedObject) {
 		const baseUrl = normaliseApiBaseUrl(String(credentials.baseUrl ?? ''));
 		const fingerprint = refreshSessionFingerprint(credentials);
-		const staleToken = staleTokenOf(credentials);
 
-		return await singleFlight(fingerprint, staleToken, async (): Promise<IDataObject> => {
+		return await signIn(credentials, fingerprint, async (): Promise<IDataObject> => {
 			const stored =
 				credentials.sessionFingerprint === fingerprint ? String(credentials.rotatedRefreshToken ?? '') : '';
-			const refreshToken =
-				newestInChain.get(fingerprint) ?? (stored || String(credentials.refreshToken ?? ''));
-			const outcome = await exchange(this, baseUrl, 'refresh_token', { refresh_token: refreshToken });
+			const candidates = [stored || String(credentials.refreshToken ?? ''), newestInChain.get(fingerprint) ?? ''];
+			const [first, fallback] = candidates;
+			let used = first;
+			let outcome = await exchange(this, baseUrl, 'refresh_token', { refresh_token: first });
+			if (outcome.kind !== 'token' && fallback && fallback !== first) {
+				used = fallback;
+				outcome = await exchange(this, baseUrl, 'refresh_token', { refresh_token: fallback });
+			}
 			if (outcome.kind !== 'token') {
-				// No automatic retries after a refused refresh: only a new token from the user helps.
-				throw new Error(
+				// No automatic retries after a refused refresh: only a newer token helps, from
+				// n8n's store (another process) or from the user.
+				throw new ClinicSignInError(
 					'The clinic service refused the refresh token (it was already used, revoked or has expired). Sign in to the clinic web app, get a new refresh token and paste it into the Clinic Refresh Token API credential.',
+					first,
 				);
 			}
-			const rotated = outcome.answer.refresh_token ?? refreshToken;
+			const rotated = outcome.answer.refresh_token ?? used;
 			newestInChain.set(fingerprint, rotated);
 			return { ...sessionFromAnswer(outcome.answer, fingerprint), rotatedRefreshToken: rotated };
 		});

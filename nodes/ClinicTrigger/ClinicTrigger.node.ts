@@ -9,7 +9,7 @@ import type {
 
 import { triggerProperties } from './description';
 import { receiveDelivery } from './receive';
-import { checkExists, create, deleteSubscriptions } from './subscriptions';
+import { activationError, checkExists, create, deleteSubscriptions } from './subscriptions';
 
 export class ClinicTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -50,13 +50,25 @@ export class ClinicTrigger implements INodeType {
 	webhookMethods = {
 		default: {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
-				return await checkExists.call(this);
+				try {
+					return await checkExists.call(this);
+				} catch (error) {
+					throw activationError(this.getNode(), error);
+				}
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
-				return await create.call(this);
+				try {
+					return await create.call(this);
+				} catch (error) {
+					throw activationError(this.getNode(), error);
+				}
 			},
 			async delete(this: IHookFunctions): Promise<boolean> {
-				return await deleteSubscriptions.call(this);
+				try {
+					return await deleteSubscriptions.call(this);
+				} catch (error) {
+					throw activationError(this.getNode(), error);
+				}
 			},
 		},
 	};

@@ -21,7 +21,8 @@ import type { VerificationMode } from '../shared/signature';
 import { ClinicClient } from '../shared/transport';
 import type { IntegrationCredentialType } from '../shared/transport';
 import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
-import { EVENT_QUERY_PARAMETER, storedSubscriptions } from './subscriptions';
+import { EVENT_QUERY_PARAMETER, secretOf, storedSubscriptions } from './subscriptions';
+import type { StoredSubscription } from './subscriptions';
 
 /** Recently accepted deliveries of every Clinic Trigger in this n8n process. */
 export const recentDeliveries = new RecentDeliveries(10_000);
@@ -53,6 +54,23 @@ async function rawBodyOf(ctx: IWebhookFunctions): Promise<Buffer> {
 	return Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
 }
 
+/**
+ * The secret a delivery must be signed with: derived from the credential's signing key
+ * (read from the encrypted credential on each delivery, never stored in the workflow).
+ */
+async function secretOfDelivery(ctx: IWebhookFunctions, key: string, stored: StoredSubscription): Promise<string | undefined> {
+	if (stored.legacySecret) return stored.legacySecret;
+	const authentication = ctx.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
+	const signingKey = await new ClinicClient(ctx, authentication).webhookSigningKey();
+	const secret = secretOf(key, stored, signingKey);
+	if (!secret) {
+		ctx.logger.warn(
+			`Clinic Trigger "${ctx.getNode().name}": the credential's webhook signing key is not the one this subscription was made with, so deliveries cannot be verified. Deactivate and activate the workflow to subscribe again.`,
+		);
+	}
+	return secret;
+}
+
 export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	const raw = await rawBodyOf(this);
 	const options = this.getNodeParameter('options', {}) as IDataObject;
@@ -77,12 +95,14 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 
 	// 3. The proof, over the raw bytes.
 	const stored = storedSubscriptions(this.getWorkflowStaticData('node')).get(key);
+	const mode = (options.verification as VerificationMode | undefined) ?? 'hmacSha256';
+	const secret = stored && mode !== 'none' ? await secretOfDelivery(this, key, stored) : undefined;
 	const verification = verifyDelivery({
-		mode: (options.verification as VerificationMode | undefined) ?? 'hmacSha256',
+		mode,
 		rawBody: raw,
 		headers: this.getHeaderData() as Record<string, string | string[] | undefined>,
 		headerName: typeof options.signatureHeader === 'string' ? options.signatureHeader : DEFAULT_SIGNATURE_HEADER,
-		secret: stored?.secret,
+		secret,
 	});
 	if (!verification.ok) {
 		respond(this, { status: 401, body: { error: 'Unauthorized' } });

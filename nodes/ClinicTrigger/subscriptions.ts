@@ -13,8 +13,12 @@
  * - `delete` removes every stored subscription (404 counts as removed) and sweeps what is
  *   still live at this node's address.
  *
- * Static data of the node holds `{[eventKey]: {id, secret, topic}}`. Secrets never reach
- * errors or logs.
+ * Static data of the node holds `{[eventKey]: {id, topic, nonce, keyId}}`: no secret.
+ * Each subscription's secret is derived from the credential's signing key and the nonce
+ * (nodes/shared/signature.ts), because n8n 1.x copies the workflow, static data included,
+ * into every execution. Entries stored by earlier versions hold the secret itself; they
+ * keep verifying until `checkExists` (every n8n 1.x start, every activation) has `create`
+ * replace them. Secrets never reach errors or logs.
  */
 import { randomBytes } from 'node:crypto';
 
@@ -22,6 +26,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IHookFunctions, INode, JsonObject } from 'n8n-workflow';
 
 import { EVENTS, describeTopicPrefixProblem, findEvent, fullTopic } from '../shared/catalog';
+import { signingKeyId, subscriptionSecret } from '../shared/signature';
 import type { CatalogEvent } from '../shared/catalog';
 import { ClinicClient } from '../shared/transport';
 import type { IntegrationCredentialType } from '../shared/transport';
@@ -31,9 +36,14 @@ export const EVENT_QUERY_PARAMETER = 'event';
 
 export interface StoredSubscription {
 	id: number | string;
-	secret: string;
 	/** Full topic, e.g. `clinic-38729.patient`, so deliveries need no credential lookup. */
 	topic: string;
+	/** Random; with the credential's signing key it gives the subscription's secret. */
+	nonce?: string;
+	/** Which signing key the secret came from (`signingKeyId`). */
+	keyId?: string;
+	/** The secret itself, as versions before 0.2 stored it; replaced at the next activation. */
+	legacySecret?: string;
 }
 
 /** A subscription as GET /webhooks lists it. */
@@ -49,33 +59,50 @@ export interface RemoteSubscription {
 
 // ---- static data ------------------------------------------------------------------
 
-function isStoredSubscription(value: unknown): value is StoredSubscription {
-	if (!value || typeof value !== 'object') return false;
-	const record = value as Record<string, unknown>;
-	return (
-		(typeof record.id === 'number' || (typeof record.id === 'string' && record.id !== '')) &&
-		typeof record.secret === 'string' &&
-		record.secret !== ''
-	);
+function nonEmptyString(value: unknown): value is string {
+	return typeof value === 'string' && value !== '';
 }
 
 /** The subscriptions stored in the node's static data, by event key. */
 export function storedSubscriptions(staticData: IDataObject): Map<string, StoredSubscription> {
 	const stored = new Map<string, StoredSubscription>();
 	for (const [key, value] of Object.entries(staticData)) {
-		if (findEvent(key) && isStoredSubscription(value)) {
-			stored.set(key, { id: value.id, secret: value.secret, topic: typeof value.topic === 'string' ? value.topic : '' });
+		if (!findEvent(key) || !value || typeof value !== 'object') continue;
+		const record = value as Record<string, unknown>;
+		const id = record.id;
+		if (typeof id !== 'number' && !nonEmptyString(id)) continue;
+		const topic = typeof record.topic === 'string' ? record.topic : '';
+		if (nonEmptyString(record.nonce) && nonEmptyString(record.keyId)) {
+			stored.set(key, { id, topic, nonce: record.nonce, keyId: record.keyId });
+		} else if (nonEmptyString(record.secret)) {
+			stored.set(key, { id, topic, legacySecret: record.secret });
 		}
 	}
 	return stored;
 }
 
+/** Stores a derived subscription; a legacy entry is never written back. */
 export function storeSubscription(staticData: IDataObject, key: string, entry: StoredSubscription): void {
-	staticData[key] = { id: entry.id, secret: entry.secret, topic: entry.topic };
+	staticData[key] = { id: entry.id, topic: entry.topic, nonce: entry.nonce ?? '', keyId: entry.keyId ?? '' };
 }
 
 export function forgetSubscription(staticData: IDataObject, key: string): void {
 	delete staticData[key];
+}
+
+/**
+ * The secret of a stored subscription, given the credential's current signing key;
+ * undefined when the key is not the one the secret was derived from.
+ */
+export function secretOf(key: string, entry: StoredSubscription, signingKey: string): string | undefined {
+	if (entry.legacySecret) return entry.legacySecret;
+	if (!signingKey || !entry.nonce || entry.keyId !== signingKeyId(signingKey)) return undefined;
+	return subscriptionSecret(signingKey, key, entry.nonce);
+}
+
+/** A stored subscription this version keeps as it is: derived from the current key. */
+function isCurrent(entry: StoredSubscription, signingKey: string): boolean {
+	return !entry.legacySecret && !!signingKey && entry.keyId === signingKeyId(signingKey);
 }
 
 // ---- callback addresses -----------------------------------------------------------
@@ -144,10 +171,10 @@ export function eventOfSubscription(subscription: RemoteSubscription, topicPrefi
 	return event;
 }
 
-/** False only when the service lists a secret and it is not the stored one. */
-function secretAgrees(subscription: RemoteSubscription, stored: StoredSubscription): boolean {
+/** False only when the service lists a secret and it is not the expected one. */
+function secretAgrees(subscription: RemoteSubscription, secret: string | undefined): boolean {
 	const listed = subscription.authentication_data?.secret;
-	return typeof listed !== 'string' || listed === stored.secret;
+	return typeof listed !== 'string' || listed === secret;
 }
 
 function sameId(a: number | string, b: number | string): boolean {
@@ -171,8 +198,8 @@ function descriptionOf(error: unknown): string {
 	return typeof description === 'string' ? description : '';
 }
 
-function newSecret(): string {
-	return randomBytes(32).toString('hex');
+function newNonce(): string {
+	return randomBytes(16).toString('hex');
 }
 
 /** The id in the (undocumented) answer to POST /webhooks: `{webhook: {id}}`, `{id}` or `{data: {id}}`. */
@@ -266,6 +293,16 @@ class Subscriptions {
 	}
 }
 
+/**
+ * What n8n shows when activation fails. n8n 1.x shows only the description of a
+ * NodeApiError (workflow.service.ts), which would hide which event failed and what the
+ * service answered; a NodeOperationError's message is shown by 1.x and 2.x alike.
+ */
+export function activationError(node: INode, error: unknown): NodeOperationError {
+	if (error instanceof NodeOperationError) return error;
+	return new NodeOperationError(node, messageOf(error), { description: descriptionOf(error) || undefined });
+}
+
 // ---- the lifecycle ----------------------------------------------------------------
 
 interface Setup {
@@ -355,6 +392,9 @@ export async function checkExists(this: IHookFunctions): Promise<boolean> {
 	const topicPrefix = await topicPrefixOf(setup);
 	if (!topicPrefix) return false;
 	const ours = (await setup.subscriptions.list()).filter((s) => isLive(s) && addressOf(s.url) === setup.address);
+	// A stored secret (earlier versions) or another key: `create` replaces the subscriptions.
+	const signingKey = await setup.client.webhookSigningKey();
+	if ([...stored.values()].some((entry) => !isCurrent(entry, signingKey))) return false;
 	// Anything else at our address (a copy, an old secret) is for `create` to clean up.
 	if (ours.length !== keys.length) return false;
 
@@ -362,7 +402,10 @@ export async function checkExists(this: IHookFunctions): Promise<boolean> {
 	for (const key of keys) {
 		const entry = stored.get(key) as StoredSubscription;
 		const match = ours.find(
-			(s) => sameId(s.id, entry.id) && eventOfSubscription(s, topicPrefix)?.key === key && secretAgrees(s, entry),
+			(s) =>
+				sameId(s.id, entry.id) &&
+				eventOfSubscription(s, topicPrefix)?.key === key &&
+				secretAgrees(s, secretOf(key, entry, signingKey)),
 		);
 		if (!match) return false;
 		found.set(key, { ...entry, topic: match.event_topic as string });
@@ -389,7 +432,16 @@ export async function create(this: IHookFunctions): Promise<boolean> {
 	// 1. Keep what is provably ours; remove everything else at our address, and our stored
 	//    ids at the same path on another host (n8n's WEBHOOK_URL changed). Stored ids at
 	//    another path are only forgotten: in test mode that is the production trigger's.
+	// A credential saved before signing keys existed gets one at the sign-in this list makes.
+	await setup.client.webhookSigningKey({ ensure: true });
 	const all = await subscriptions.list();
+	const signingKey = await setup.client.webhookSigningKey();
+	if (!signingKey) {
+		throw new NodeOperationError(setup.node, 'The Clinic credential holds no webhook signing key', {
+			description:
+				'n8n stores one in the credential when it signs in. Open the credential, click Save (or Test), and activate the workflow again.',
+		});
+	}
 	const kept = new Map<string, StoredSubscription>();
 	const toRemove: RemoteSubscription[] = [];
 	const ourPath = pathOf(setup.webhookUrl);
@@ -407,7 +459,8 @@ export async function create(this: IHookFunctions): Promise<boolean> {
 			selected.has(event.key) &&
 			!kept.has(event.key) &&
 			sameId(entry.id, subscription.id) &&
-			secretAgrees(subscription, entry)
+			isCurrent(entry, signingKey) &&
+			secretAgrees(subscription, secretOf(event.key, entry, signingKey))
 		) {
 			kept.set(event.key, { ...entry, topic: subscription.event_topic as string });
 		} else {
@@ -419,13 +472,15 @@ export async function create(this: IHookFunctions): Promise<boolean> {
 	for (const [key, entry] of kept) storeSubscription(staticData, key, entry);
 
 	// 2. Subscribe each missing event with its own secret, storing as we go.
+	const keyId = signingKeyId(signingKey);
 	for (const event of events) {
 		if (kept.has(event.key)) continue;
-		const secret = newSecret();
+		const nonce = newNonce();
+		const secret = subscriptionSecret(signingKey, event.key, nonce);
 		const topic = fullTopic(topicPrefix, event.suffix);
 		try {
 			const id = await subscriptions.create(event, callbackUrl(setup.webhookUrl, event.key), topic, secret);
-			storeSubscription(staticData, event.key, { id, secret, topic });
+			storeSubscription(staticData, event.key, { id, topic, nonce, keyId });
 		} catch (error) {
 			const leftovers = await rollBack(setup);
 			throw subscribeError(setup.node, event, error, leftovers);

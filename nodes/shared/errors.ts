@@ -105,6 +105,12 @@ export function transportError(node: INode, reason: string, host: string, itemIn
 	});
 }
 
+/** The sign-in failed: the message is the credential's own, which names the fix. */
+export function signInError(node: INode, reason: string, host: string, itemIndex?: number): NodeApiError {
+	const description = `Signing in at ${host} failed. n8n tries to sign in once per execution, so nothing more was sent with this credential in this run.`;
+	return new NodeApiError(node, { message: reason, description } as JsonObject, { message: reason, description, itemIndex });
+}
+
 /**
  * Words for a network failure. n8n replaces any message that contains the raw code
  * (ECONNREFUSED, ...) with a generic text, which would hide which address to check.

@@ -94,3 +94,17 @@ export function verifyDelivery(input: VerificationInput): VerificationResult {
 export function deliveryIdOf(eventKey: string, rawBody: Buffer): string {
 	return createHash('sha256').update(eventKey, 'utf8').update('\n').update(rawBody).digest('hex');
 }
+
+/**
+ * A subscription's secret, derived from the credential's signing key and a random nonce
+ * kept in static data. The nonce alone cannot verify or forge a delivery, so the
+ * workflow (which n8n 1.x copies into every execution) holds nothing secret.
+ */
+export function subscriptionSecret(signingKey: string, eventKey: string, nonce: string): string {
+	return createHmac('sha256', signingKey).update(`clinic-trigger-subscription\n${eventKey}\n${nonce}`).digest('hex');
+}
+
+/** Names a signing key without revealing it: tells which key a subscription's secret came from. */
+export function signingKeyId(signingKey: string): string {
+	return createHmac('sha256', signingKey).update('clinic-trigger-key-id').digest('hex').slice(0, 16);
+}

@@ -18,11 +18,15 @@ import type {
 
 import {
 	STALE_TOKEN_KEY,
+	WEBHOOK_SIGNING_KEY,
 	passwordSessionFingerprint,
 	refreshSessionFingerprint,
+	forgetSignInFailure,
+	refreshTokenOf,
 	sessionNeedsNewToken,
+	signInFailureOf,
 } from '../../credentials/ClinicAuth';
-import { apiError, networkFailureWords, transportError } from './errors';
+import { apiError, networkFailureWords, signInError, transportError } from './errors';
 import { describeBaseUrlProblem, normaliseApiBaseUrl, normaliseWebhookBaseUrl } from './urls';
 
 export type IntegrationCredentialType = 'clinicApi' | 'clinicRefreshTokenApi';
@@ -66,6 +70,8 @@ export interface IntegrationSettings {
 }
 
 const MAX_RATE_LIMIT_WAITS = 3;
+/** How long another process may take to save a renewed session after the service issued it. */
+const STORE_SETTLE_MS = 1000;
 const MAX_RETRY_AFTER_SECONDS = 60;
 
 const fingerprintOf: Record<IntegrationCredentialType, (c: ICredentialDataDecryptedObject) => string> = {
@@ -92,6 +98,9 @@ export class ClinicClient {
 
 	/** Why the integration sign-in failed in this execution, if it did. */
 	private signInFailure = '';
+
+	/** Reads of the stored credential under way, by the access token they replace. */
+	private readonly adopting = new Map<string, Promise<boolean>>();
 
 	constructor(
 		private readonly ctx: Context,
@@ -220,17 +229,58 @@ export class ClinicClient {
 	}
 
 	/**
-	 * Sets a refused token aside so the credential's preAuthentication runs on the next
-	 * request. A refusal that arrives after another request already replaced that token
-	 * changes nothing: the retry simply uses the new one.
+	 * Sets a refused or expired token aside so the credential's preAuthentication runs on
+	 * the next request, unless n8n's store already holds a newer session: in queue mode
+	 * another process may have renewed the token (and, for a refresh-token chain, revoked
+	 * ours), and the store, not this process's copy, is the truth. A refusal that arrives
+	 * after another request already replaced that token changes nothing.
 	 */
 	private async forgetAccessToken(refusedToken: string): Promise<void> {
 		const type = this.integrationType;
 		if (!type) return;
 		const { data } = await this.credentials(type);
 		if (data.accessToken !== refusedToken) return;
-		if (data.accessToken) data[STALE_TOKEN_KEY] = data.accessToken;
+		let adopting = this.adopting.get(refusedToken);
+		if (!adopting) {
+			adopting = this.adoptStoredSession(type, data, refusedToken);
+			this.adopting.set(refusedToken, adopting);
+		}
+		await adopting;
+	}
+
+	/** Reads the stored credential into this execution's copy; true when it holds a usable, other token. */
+	private async adoptStoredSession(
+		type: IntegrationCredentialType,
+		data: ICredentialDataDecryptedObject,
+		refusedToken: string,
+	): Promise<boolean> {
+		const stored = await this.ctx.getCredentials(type);
+		Object.assign(data, stored);
+		const token = String(data.accessToken ?? '');
+		if (token && token !== refusedToken && !sessionNeedsNewToken(data, fingerprintOf[type](data))) return true;
+		if (token) data[STALE_TOKEN_KEY] = token;
 		data.accessToken = '';
+		return false;
+	}
+
+	/**
+	 * After the service refused a refresh token: if n8n's store holds another refresh token
+	 * or a usable access token (another process rotated the chain), takes it. The other
+	 * process saves its new pair just after the service answered it, so one more look
+	 * follows a short wait. True when something newer was found.
+	 */
+	private async adoptAfterRefusedRefresh(
+		type: IntegrationCredentialType,
+		data: ICredentialDataDecryptedObject,
+		refusedRefreshToken: string,
+	): Promise<boolean> {
+		const refusedAccessToken = String(data[STALE_TOKEN_KEY] ?? data.accessToken ?? '');
+		for (let look = 0; look < 2; look++) {
+			if (look > 0) await sleep(STORE_SETTLE_MS);
+			const usable = await this.adoptStoredSession(type, data, refusedAccessToken);
+			if (usable || refreshTokenOf(data) !== refusedRefreshToken) return true;
+		}
+		return false;
 	}
 
 	/** Sends once; also says which access token the request carried (for the 401 retry). */
@@ -243,14 +293,18 @@ export class ClinicClient {
 		const node = this.ctx.getNode();
 		if (request.auth === 'integration' && this.signInFailure) {
 			// One refused sign-in per execution: repeating it per item could lock the account.
-			throw transportError(node, this.signInFailure, host, itemIndex);
+			throw signInError(node, this.signInFailure, host, itemIndex);
 		}
-		try {
-			if (request.auth === 'none') {
+		if (request.auth === 'none') {
+			try {
 				return { response: (await this.ctx.helpers.httpRequest({ ...options })) as ClinicResponse, sentToken: '' };
+			} catch (error) {
+				throw transportError(node, unreachable(error), host, itemIndex);
 			}
-			const type = request.auth === 'portal' ? PORTAL_CREDENTIAL_TYPE : this.requireIntegration(itemIndex);
-			const { data, decrypted: credentialsDecrypted } = await this.credentials(type);
+		}
+		const type = request.auth === 'portal' ? PORTAL_CREDENTIAL_TYPE : this.requireIntegration(itemIndex);
+		const { data, decrypted: credentialsDecrypted } = await this.credentials(type);
+		for (let attempt = 0; ; attempt++) {
 			if (request.auth === 'integration') {
 				const fingerprint = fingerprintOf[type as IntegrationCredentialType](data);
 				if (data.accessToken && sessionNeedsNewToken(data, fingerprint)) {
@@ -258,40 +312,43 @@ export class ClinicClient {
 				}
 			}
 			const tokenBefore = String(data.accessToken ?? '');
-			const response = (await this.ctx.helpers.httpRequestWithAuthentication.call(this.ctx, type, { ...options }, {
-				credentialsDecrypted,
-			})) as ClinicResponse;
-			// An empty token before the call means n8n signed in for it and stored the new one.
-			return { response, sentToken: tokenBefore || String(data.accessToken ?? '') };
-		} catch (error) {
-			const reason = describeFailure(error);
-			if (request.auth === 'integration' && isSignInFailure(error)) this.signInFailure = reason;
-			throw transportError(node, reason, host, itemIndex);
+			try {
+				const response = (await this.ctx.helpers.httpRequestWithAuthentication.call(this.ctx, type, { ...options }, {
+					credentialsDecrypted,
+				})) as ClinicResponse;
+				// An empty token before the call means n8n signed in for it and stored the new one.
+				return { response, sentToken: tokenBefore || String(data.accessToken ?? '') };
+			} catch (error) {
+				// The credential recorded a failed sign-in against this very data object.
+				const failure = request.auth === 'integration' ? signInFailureOf(data) : undefined;
+				if (!failure) throw transportError(node, unreachable(error), host, itemIndex);
+				if (
+					attempt === 0 &&
+					failure.refusedRefreshToken &&
+					(await this.adoptAfterRefusedRefresh(type as IntegrationCredentialType, data, failure.refusedRefreshToken))
+				) {
+					// Once, never a loop: the second attempt's failure is final.
+					forgetSignInFailure(data);
+					continue;
+				}
+				this.signInFailure = failure.message;
+				throw signInError(node, failure.message, host, itemIndex);
+			}
 		}
 	}
-}
 
-/** The plain Error a credential's sign-in throws (no HTTP response, our own wording). */
-function ownSignInError(error: unknown): Error | undefined {
-	const seen = new Set<unknown>();
-	for (let current = error; current && typeof current === 'object' && !seen.has(current); ) {
-		seen.add(current);
-		const record = current as { message?: unknown; cause?: unknown; response?: unknown; name?: unknown };
-		if (
-			record.name === 'Error' &&
-			typeof record.message === 'string' &&
-			record.response === undefined &&
-			/clinic|credential|token|two-factor/i.test(record.message)
-		) {
-			return current as Error;
-		}
-		current = record.cause;
+	/**
+	 * The integration credential's key for the Clinic Trigger's subscription secrets. A
+	 * credential saved before the key existed gets one on its next sign-in: with
+	 * `ensure`, the stored access token is set aside so that the next request signs in.
+	 */
+	async webhookSigningKey(options: { ensure?: boolean } = {}): Promise<string> {
+		const type = this.requireIntegration(0);
+		const { data } = await this.credentials(type);
+		const key = String(data[WEBHOOK_SIGNING_KEY] ?? '');
+		if (!key && options.ensure && data.accessToken) await this.forgetAccessToken(String(data.accessToken));
+		return key;
 	}
-	return undefined;
-}
-
-function isSignInFailure(error: unknown): boolean {
-	return ownSignInError(error) !== undefined;
 }
 
 function networkCode(error: unknown): string | undefined {
@@ -306,12 +363,9 @@ function networkCode(error: unknown): string | undefined {
 }
 
 /**
- * A readable reason for a request that got no HTTP answer. Sign-in failures arrive
- * wrapped by n8n; their own message is the one to show. Nothing from the request itself
- * (URL, headers, body) is used: it may hold a token.
+ * A readable reason for a request that got no HTTP answer. Nothing from the request
+ * itself (URL, headers, body) is used: it may hold a token.
  */
-function describeFailure(error: unknown): string {
-	const own = ownSignInError(error);
-	if (own) return own.message;
+function unreachable(error: unknown): string {
 	return `Could not reach the clinic service: ${networkFailureWords(networkCode(error))}`;
 }

@@ -5,7 +5,11 @@
  * deactivation unsubscribes. The flagship example runs end to end: a consultation
  * finishes, its invoice is signed, e-mailed and its PDF kept.
  */
-import { startSimulator, type Simulator } from '../simulator';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { passwordCredentialData, startSimulator, type Simulator } from '../simulator';
+import { startRefusingProxy } from '../trigger/support';
 import {
 	N8N_VERSIONS,
 	importCredentials,
@@ -53,21 +57,52 @@ const setups: Array<[string, string, PublicationService]> = [
 	['2.41 (publication service off)', N8N_VERSIONS.v2, 'off'],
 ];
 
+/** The patient-events trigger on a credential whose webhook service refuses every subscription. */
+function refusedWorkflow(): WorkflowImport {
+	const workflow = patientEventsWorkflow();
+	workflow.name = 'Patient events (subscription refused)';
+	const [node] = workflow.nodes;
+	node.id = 'refused-events';
+	node.webhookId = '5d1b8f2a-7c3e-4f60-8a9b-2e4d6c8f0a13';
+	node.parameters = { ...(node.parameters as Record<string, unknown>), events: ['patient:patient-created'] };
+	node.credentials = { clinicApi: { id: REFUSING_CREDENTIAL_ID, name: 'Clinic API (refusing)' } };
+	return workflow;
+}
+
+const REFUSING_CREDENTIAL_ID = 'clinicRefusing01';
+
 describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationService) => {
 	let sim: Simulator;
 	let server: N8nServer;
 	let flagshipId: string;
 	let patientsId: string;
+	let refusedId: string;
+	let proxy: Awaited<ReturnType<typeof startRefusingProxy>>;
 
 	const n8n = useN8nContext({ version, publicationService, label: 'trigger' }, async (ctx) => {
 		sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 100 });
+		proxy = await startRefusingProxy(sim.webhooksBaseUrl);
+		proxy.refuse({ method: 'POST', path: '/webhooks', status: 503, body: { error: 'subscription store unavailable' } });
 		ctx.installPackage(packRepository(ctx.rootDir));
-		await importCredentials(ctx, simulatorCredentials(sim));
-		[flagshipId, patientsId] = await importWorkflows(ctx, [loadExample(FLAGSHIP, sim), patientEventsWorkflow()]);
+		await importCredentials(ctx, [
+			...simulatorCredentials(sim),
+			{
+				id: REFUSING_CREDENTIAL_ID,
+				name: 'Clinic API (refusing)',
+				type: 'clinicApi',
+				data: passwordCredentialData(sim, { webhookBaseUrl: proxy.url }),
+			},
+		]);
+		[flagshipId, patientsId, refusedId] = await importWorkflows(ctx, [
+			loadExample(FLAGSHIP, sim),
+			patientEventsWorkflow(),
+			refusedWorkflow(),
+		]);
 		server = n8n.track(await startN8n(ctx));
 	});
 
 	afterAll(async () => {
+		await proxy?.close();
 		await sim?.close();
 	});
 
@@ -95,6 +130,21 @@ describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationS
 				expect(new URL(s.url).searchParams.get('event')).toMatch(/^(consultation|patient):/);
 			}
 			expect(new Set(subscriptions.map((s) => s.authentication_data.secret)).size).toBe(3);
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		'a refused subscription: the activation error names the event and what the service answered',
+		n8n.run(async () => {
+			const failure = await server.activateWorkflow(refusedId, { timeoutMs: 120_000 }).then(
+				() => undefined,
+				(error: Error) => error.message,
+			);
+			expect(failure).toBeDefined();
+			expect(failure).toMatch(/Could not subscribe to \\?"Patient: patient-created/);
+			expect(failure).toMatch(/subscription store unavailable|503/);
+			expect(live().filter((s) => new URL(s.url).pathname.includes('5d1b8f2a'))).toEqual([]);
 		}),
 		5 * 60_000,
 	);
@@ -180,6 +230,40 @@ describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationS
 			expect(live()).toHaveLength(before.length);
 			await sim.emit('patient', 'patient-updated', { id: 4, first_name: 'Carmen' });
 			await server.waitForExecutions(patientsId, 3, { timeoutMs: 60_000 });
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		"n8n's database, executions included, holds no subscription secret, token, password or signing key",
+		n8n.run(async (ctx) => {
+			const executionRows = await executionsOf(patientsId);
+			expect(executionRows.length).toBeGreaterThanOrEqual(3);
+			// Stop n8n so that SQLite has written everything into the database file.
+			await server.stop();
+			const exported = join(ctx.rootDir, 'credentials-export.json');
+			await ctx.runN8n(['export:credentials', '--all', '--decrypted', `--output=${exported}`], { logName: 'export' });
+			const credentials = JSON.parse(readFileSync(exported, 'utf8')) as Array<{ data: Record<string, unknown> }>;
+			rmSync(exported);
+			const signingKey = String(credentials[0].data.webhookSigningKey);
+			expect(signingKey).toMatch(/^[0-9a-f]{64}$/);
+
+			const database = readdirSync(join(ctx.userFolder, '.n8n'))
+				.filter((file) => file.startsWith('database.sqlite'))
+				.map((file) => readFileSync(join(ctx.userFolder, '.n8n', file)).toString('latin1'))
+				.join('\n');
+			// The check can see static data: the nonces of the subscriptions are in there.
+			expect(database).toContain('"nonce"');
+			const secrets = [
+				...sim.subscriptions().map((s) => s.authentication_data.secret),
+				...sim.issuedTokens(),
+				sim.demo.password,
+				signingKey,
+			];
+			expect(secrets.filter((secret) => database.includes(secret))).toEqual([]);
+
+			server = n8n.track(await startN8n(ctx));
+			if (ctx.asyncPublication) await server.waitForPublication(patientsId);
 		}),
 		5 * 60_000,
 	);

@@ -216,6 +216,11 @@ export class Auth {
 		return 'invalid';
 	}
 
+	/** Every access, refresh and portal token issued so far (for leak checks). */
+	issuedTokens(): string[] {
+		return [...this.access.keys(), ...this.refresh.keys(), ...this.portal.keys()];
+	}
+
 	revokeAll(): void {
 		for (const access of this.access.values()) access.revoked = true;
 		for (const refresh of this.refresh.values()) refresh.revoked = true;

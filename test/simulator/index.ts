@@ -193,6 +193,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		},
 		revokeAccessTokens: () => state.auth.revokeAccessTokens(),
 		issueRefreshToken: (username) => state.auth.issueRefreshToken(username),
+		issuedTokens: () => state.auth.issuedTokens(),
 		revokeAllTokens: () => state.auth.revokeAll(),
 		expireAccessTokens: () => state.auth.expireAccessTokens(),
 		setTokenLifetime: (seconds) => {

@@ -4,10 +4,11 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { activateTrigger, runTriggerHook, TRIGGER_WEBHOOK_ID } from '../helpers/trigger';
+import { activateTrigger, deliverWebhook, runTriggerHook, TRIGGER_WEBHOOK_ID } from '../helpers/trigger';
 import type { HookResult, TriggerOptions } from '../helpers/trigger';
 import { SecretCollector, findLeaks } from '../helpers/secrets';
-import { startSimulator } from '../simulator';
+import { signingKeyId, subscriptionSecret } from '../../nodes/shared/signature';
+import { signDelivery, startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
 import {
 	CONSULTATION_FINISHED,
@@ -43,9 +44,13 @@ function options(overrides: Partial<TriggerOptions> = {}): TriggerOptions {
 	};
 }
 
-/** Subscription secrets in static data, plus the credential's password and tokens. */
+/** The secrets of the subscriptions stored in static data (as the service holds them), plus the credential's. */
 function secretsOf(result: HookResult): string[] {
-	const subscriptionSecrets = Object.values(result.nodeStaticData).map((entry) => String((entry as IDataObject).secret));
+	const ids = Object.values(result.nodeStaticData).map((entry) => (entry as IDataObject).id);
+	const subscriptionSecrets = sim
+		.subscriptions()
+		.filter((s) => ids.includes(s.id))
+		.map((s) => s.authentication_data.secret);
 	return [...new SecretCollector().addFromStore(result.store).list(), ...subscriptionSecrets];
 }
 
@@ -75,13 +80,22 @@ describe('activation (create)', () => {
 		expect(new Set(secrets).size).toBe(3);
 		for (const secret of secrets) expect(secret).toMatch(/^[0-9a-f]{64}$/);
 
-		// Static data holds id, secret and topic per event, and n8n saves it.
+		// Static data holds id, topic, nonce and key id per event, and n8n saves it; no secret.
+		// Each secret is derived from the signing key kept in the (encrypted) credential.
 		expect(activated.staticDataChanged).toBe(true);
+		const signingKey = String(activated.store.data('clinicApi').webhookSigningKey);
+		expect(signingKey).toMatch(/^[0-9a-f]{64}$/);
+		const entry = (id: number, topic: string) => ({ id, topic, nonce: expect.stringMatching(/^[0-9a-f]{32}$/), keyId: signingKeyId(signingKey) });
 		expect(activated.nodeStaticData).toEqual({
-			[PATIENT_CREATED]: { id: subscriptions[0].id, secret: secrets[0], topic: 'clinic-38729.patient' },
-			[CONSULTATION_FINISHED]: { id: subscriptions[1].id, secret: secrets[1], topic: 'clinic-38729.consultation' },
-			[SCHEDULE_CREATE]: { id: subscriptions[2].id, secret: secrets[2], topic: 'clinic-38729.consultation-schedule' },
+			[PATIENT_CREATED]: entry(subscriptions[0].id, 'clinic-38729.patient'),
+			[CONSULTATION_FINISHED]: entry(subscriptions[1].id, 'clinic-38729.consultation'),
+			[SCHEDULE_CREATE]: entry(subscriptions[2].id, 'clinic-38729.consultation-schedule'),
 		});
+		for (const [key, stored] of Object.entries(activated.nodeStaticData)) {
+			const { nonce, id } = stored as { nonce: string; id: number };
+			expect(subscriptionSecret(signingKey, key, nonce)).toBe(subscriptions.find((s) => s.id === id)!.authentication_data.secret);
+		}
+		for (const secret of secrets) expect(JSON.stringify(activated.staticData)).not.toContain(secret);
 	});
 
 	it('the token travels in the body on POST and as bearer on GET; the log never shows it', async () => {
@@ -294,7 +308,8 @@ describe('deactivation (delete)', () => {
 			const [, middle] = live(sim);
 			proxy.refuse({ method: 'DELETE', path: `/webhooks/${middle.id}`, status: 500, body: { error: 'Internal Server Error' } });
 			const deleted = await runTriggerHook('delete', options({ credentials, staticData: first.staticData }));
-			expect(deleted.error?.constructor.name).toBe('NodeApiError');
+			// NodeOperationError: at activation n8n 1.x shows a NodeApiError's description only.
+			expect(deleted.error?.constructor.name).toBe('NodeOperationError');
 			expect(deleted.error?.message).toContain('Could not remove every webhook subscription');
 			expect(live(sim).map((s) => s.id)).toEqual([middle.id]);
 			expect(Object.keys(deleted.nodeStaticData)).toEqual([CONSULTATION_FINISHED]);
@@ -306,7 +321,7 @@ describe('deactivation (delete)', () => {
 });
 
 describe('partial failure rollback', () => {
-	it('the 3rd subscription refused -> the first two removed, static data cleared, NodeApiError names the event', async () => {
+	it('the 3rd subscription refused -> the first two removed, static data cleared, the error names the event', async () => {
 		const proxy = await startRefusingProxy(sim.webhooksBaseUrl);
 		try {
 			proxy.refuse({
@@ -317,7 +332,7 @@ describe('partial failure rollback', () => {
 				body: { errors: { event_name: ['is not enabled for this organization'] } },
 			});
 			const activated = await activateTrigger(options({ credentials: credentialsFor(sim, proxy.url) }));
-			expect(activated.error?.constructor.name).toBe('NodeApiError');
+			expect(activated.error?.constructor.name).toBe('NodeOperationError');
 			expect(activated.error?.message).toBe(
 				'Could not subscribe to "Appointment (Consultation Schedule): consultation-schedule-create": The clinic service refused the request: event_name is not enabled for this organization',
 			);
@@ -442,5 +457,86 @@ describe('refresh-token credential', () => {
 		});
 		expect(activated.error).toBeUndefined();
 		expect(live(sim)).toHaveLength(1);
+	});
+});
+
+describe('no secret in the workflow: secrets derive from the credential\'s signing key', () => {
+	/** Static data as version 0.1 stored it: the secret itself in each entry. */
+	function legacyStaticData(result: HookResult): IDataObject {
+		const entries: IDataObject = {};
+		for (const [key, stored] of Object.entries(result.nodeStaticData)) {
+			const { id, topic } = stored as { id: number; topic: string };
+			const secret = sim.subscriptions().find((s) => s.id === id)!.authentication_data.secret;
+			entries[key] = { id, secret, topic };
+		}
+		return { 'node:Clinic Trigger': entries };
+	}
+
+	it('upgrade: stored secrets still verify; the next checkExists says false and create replaces them', async () => {
+		const first = await activateTrigger(options({ parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED] } }));
+		const legacy = legacyStaticData(first);
+		const oldId = live(sim)[0].id;
+		const oldSecret = live(sim)[0].authentication_data.secret;
+
+		const raw = Buffer.from(JSON.stringify({ value: { id: 5 } }));
+		const delivered = await deliverWebhook({
+			parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED], options: {} },
+			store: first.store,
+			staticData: legacy,
+			rawBody: raw,
+			headers: { 'content-type': 'application/json', signature: signDelivery(oldSecret, raw) },
+			query: { event: PATIENT_CREATED },
+		});
+		expect(delivered.response.status).toBe(200);
+		expect(delivered.workflowData?.[0]).toHaveLength(1);
+
+		const migrated = await activateTrigger(
+			options({ parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED] }, store: first.store, staticData: legacy }),
+		);
+		expect(migrated.error).toBeUndefined();
+		expect(migrated.created).toBe(true);
+		expect(live(sim).map((s) => s.id)).not.toContain(oldId);
+		expect(live(sim)).toHaveLength(1);
+		expect(JSON.stringify(migrated.staticData)).not.toContain(oldSecret);
+		expect(JSON.stringify(migrated.staticData)).not.toContain(live(sim)[0].authentication_data.secret);
+		expect(Object.keys(migrated.nodeStaticData[PATIENT_CREATED] as IDataObject).sort()).toEqual(['id', 'keyId', 'nonce', 'topic']);
+	});
+
+	it('a credential saved before signing keys existed gets one at activation (one extra sign-in), kept afterwards', async () => {
+		const first = await activateTrigger(options());
+		// As stored by 0.1: a valid access token, no signing key.
+		const edited = await runTriggerHook('delete', options({ store: first.store, staticData: first.staticData, credentials: { clinicApi: { webhookSigningKey: '' } } }));
+		expect(edited.error).toBeUndefined();
+		expect(edited.store.data('clinicApi').webhookSigningKey).toBe('');
+		const tokenRequestsBefore = sim.tokenRequests();
+
+		const activated = await activateTrigger(options({ store: edited.store, staticData: edited.staticData }));
+		expect(activated.error).toBeUndefined();
+		const key = String(activated.store.data('clinicApi').webhookSigningKey);
+		expect(key).toMatch(/^[0-9a-f]{64}$/);
+		expect(sim.tokenRequests() - tokenRequestsBefore).toBe(1);
+
+		// Deactivate and activate again: same key, no further sign-in.
+		const off = await runTriggerHook('delete', options({ store: activated.store, staticData: activated.staticData }));
+		const again = await activateTrigger(options({ store: off.store, staticData: off.staticData }));
+		expect(again.store.data('clinicApi').webhookSigningKey).toBe(key);
+		expect(sim.tokenRequests() - tokenRequestsBefore).toBe(1);
+	});
+
+	it('a delivery signed with a secret derived from another signing key is refused 401', async () => {
+		const first = await activateTrigger(options({ parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED] } }));
+		const entry = first.nodeStaticData[PATIENT_CREATED] as { nonce: string };
+		const forged = subscriptionSecret('0'.repeat(64), PATIENT_CREATED, entry.nonce);
+		const raw = Buffer.from(JSON.stringify({ value: { id: 6 } }));
+		const delivered = await deliverWebhook({
+			parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED], options: {} },
+			store: first.store,
+			staticData: first.staticData,
+			rawBody: raw,
+			headers: { 'content-type': 'application/json', signature: signDelivery(forged, raw) },
+			query: { event: PATIENT_CREATED },
+		});
+		expect(delivered.response.status).toBe(401);
+		expect(delivered.workflowData).toBeUndefined();
 	});
 });

@@ -4,7 +4,6 @@
  * standing where n8n's webhook server stands hands each request to the trigger's
  * webhook() through n8n-core. Nothing here computes a signature: the simulator does.
  */
-import type { IDataObject } from 'n8n-workflow';
 
 import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 import { activateTrigger, runTriggerHook } from '../helpers/trigger';
@@ -143,10 +142,12 @@ it('"Listen for test event": the /webhook-test/ subscription delivers, then is r
 	expect(live(sim)).toHaveLength(0);
 });
 
-it('the secret never appears in what the workflow gets', async () => {
+it('the secret is neither in static data nor in what the workflow gets', async () => {
 	const activated = await activate([PATIENT_CREATED]);
 	await sim.emit('patient', 'patient-created', patient);
-	const secret = (activated.nodeStaticData[PATIENT_CREATED] as IDataObject).secret as string;
+	const secret = live(sim)[0].authentication_data.secret;
+	expect(secret).toMatch(/^[0-9a-f]{64}$/);
+	expect(JSON.stringify(activated.staticData)).not.toContain(secret);
 	expect(JSON.stringify(receiver.executions()[0].workflowData)).not.toContain(secret);
 	expect(JSON.stringify(receiver.results.map((r) => r.response))).not.toContain(secret);
 });

@@ -33,8 +33,10 @@ afterAll(async () => {
 
 beforeEach(() => recentDeliveries.clear());
 
+/** The secret the service holds for the subscription stored for this event (never in static data). */
 function secretOf(eventKey: string): string {
-	return (activated.nodeStaticData[eventKey] as IDataObject).secret as string;
+	const id = (activated.nodeStaticData[eventKey] as IDataObject).id;
+	return sim.subscriptions().find((s) => s.id === id)!.authentication_data.secret;
 }
 
 let counter = 0;
@@ -304,7 +306,8 @@ describe('test mode', () => {
 		});
 		expect(listening.error).toBeUndefined();
 		const raw = patientBody();
-		const secret = (listening.nodeStaticData[PATIENT_CREATED] as IDataObject).secret as string;
+		const id = (listening.nodeStaticData[PATIENT_CREATED] as IDataObject).id;
+		const secret = sim.subscriptions().find((s) => s.id === id)!.authentication_data.secret;
 		const result = await deliverWebhook({
 			parameters: parameters(),
 			store: listening.store,

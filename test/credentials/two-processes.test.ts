@@ -1,0 +1,166 @@
+/**
+ * Two n8n processes sharing one credentials table (queue mode): each "process" is its own
+ * copy of our modules (and of n8n-core), loaded with jest.isolateModules, so nothing held
+ * in one process's memory helps the other. The store (n8n's database) is the truth.
+ */
+import { startSimulator } from '../simulator';
+import type { Simulator } from '../simulator';
+import { refreshCredential } from './support';
+
+type Helpers = typeof import('../helpers');
+
+function newProcess(): Helpers {
+	let loaded: Helpers | undefined;
+	jest.isolateModules(() => {
+		loaded = require('../helpers') as Helpers;
+	});
+	return loaded!;
+}
+
+let sim: Simulator;
+let processA: Helpers;
+let processB: Helpers;
+
+beforeAll(async () => {
+	sim = await startSimulator();
+	processA = newProcess();
+	processB = newProcess();
+});
+
+afterAll(async () => {
+	await sim.close();
+});
+
+beforeEach(() => {
+	sim.reset();
+	processA.forgetExchanges();
+	processB.forgetExchanges();
+});
+
+const GET_CONSULTATION = [{ method: 'GET' as const, path: '/consultations/1', auth: 'integration' as const }];
+
+/** What the service answers a refresh grant, as another process would receive it. */
+async function rotateElsewhere(refreshToken: string): Promise<{ access_token: string; refresh_token: string }> {
+	const response = await fetch(`${sim.apiBaseUrl}/oauth/token`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: refreshToken }),
+	});
+	expect(response.status).toBe(200);
+	return (await response.json()) as { access_token: string; refresh_token: string };
+}
+
+test('process A renews the token (revoking B\'s): B\'s 401 takes A\'s stored token, no token request in B', async () => {
+	const pasted = sim.issueRefreshToken(sim.twoFactor.username);
+	const first = await processA.runClinicRequests({
+		authentication: 'clinicRefreshTokenApi',
+		credentials: { clinicRefreshTokenApi: refreshCredential(sim, pasted) },
+		requests: GET_CONSULTATION,
+	});
+	expect(first.error).toBeUndefined();
+	const store = first.store;
+	const before = sim.tokenRequests();
+
+	const inB = await processB.runClinicRequests({
+		authentication: 'clinicRefreshTokenApi',
+		store,
+		requests: GET_CONSULTATION,
+		items: 2,
+		beforeRequest: async (itemIndex) => {
+			if (itemIndex !== 1) return;
+			// Meanwhile A's token is refused (expired) and A renews it, which revokes B's copy.
+			sim.expireAccessTokens();
+			const inA = await processA.runClinicRequests({ authentication: 'clinicRefreshTokenApi', store, requests: GET_CONSULTATION });
+			expect(inA.error).toBeUndefined();
+		},
+	});
+	expect(inB.error).toBeUndefined();
+	expect(inB.output?.[0].map((item) => item.json.statusCode)).toEqual([200, 200]);
+	// One token request in all: A's. B read the store instead of refreshing.
+	expect(sim.tokenRequests() - before).toBe(1);
+});
+
+test('B\'s refresh is refused because A rotated the chain: B takes the newer stored pair, once', async () => {
+	const pasted = sim.issueRefreshToken(sim.twoFactor.username);
+	const first = await processA.runClinicRequests({
+		authentication: 'clinicRefreshTokenApi',
+		credentials: { clinicRefreshTokenApi: refreshCredential(sim, pasted) },
+		requests: GET_CONSULTATION,
+	});
+	const store = first.store;
+	const chainHead = String(store.data('clinicRefreshTokenApi').rotatedRefreshToken);
+	const before = sim.tokenRequests('refresh_token');
+
+	const inB = await processB.runClinicRequests({
+		authentication: 'clinicRefreshTokenApi',
+		store,
+		requests: GET_CONSULTATION,
+		items: 2,
+		beforeRequest: async (itemIndex) => {
+			if (itemIndex !== 1) return;
+			sim.expireAccessTokens();
+			// A rotates the chain now and saves its new pair a moment later.
+			const rotated = await rotateElsewhere(chainHead);
+			setTimeout(
+				() =>
+					store.edit('clinicRefreshTokenApi', {
+						accessToken: rotated.access_token,
+						rotatedRefreshToken: rotated.refresh_token,
+						expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+					}),
+				300,
+			);
+		},
+	});
+	expect(inB.error).toBeUndefined();
+	expect(inB.output?.[0].map((item) => item.json.statusCode)).toEqual([200, 200]);
+	// A's rotation and B's one refused attempt: B did not loop.
+	expect(sim.tokenRequests('refresh_token') - before).toBe(2);
+	expect(store.data('clinicRefreshTokenApi').rotatedRefreshToken).not.toBe(chainHead);
+});
+
+test('nothing newer in the store: the refused refresh token is final, after one look again', async () => {
+	const pasted = sim.issueRefreshToken(sim.twoFactor.username);
+	const first = await processA.runClinicRequests({
+		authentication: 'clinicRefreshTokenApi',
+		credentials: { clinicRefreshTokenApi: refreshCredential(sim, pasted) },
+		requests: GET_CONSULTATION,
+	});
+	sim.revokeAllTokens();
+	const before = sim.tokenRequests('refresh_token');
+	const inB = await processB.runClinicRequests({ authentication: 'clinicRefreshTokenApi', store: first.store, requests: GET_CONSULTATION, items: 3 });
+	expect(inB.error?.message).toMatch(/refused the refresh token[\s\S]*paste it into the Clinic Refresh Token API credential/);
+	expect(sim.tokenRequests('refresh_token') - before).toBe(1);
+});
+
+test('password credential: B\'s 401 after A signed in anew takes A\'s stored token', async () => {
+	const first = await processA.runClinicRequests({
+		authentication: 'clinicApi',
+		credentials: {
+			clinicApi: {
+				baseUrl: sim.apiBaseUrl,
+				webhookBaseUrl: sim.webhooksBaseUrl,
+				topicPrefix: sim.topicPrefix,
+				username: sim.demo.username,
+				password: sim.demo.password,
+			},
+		},
+		requests: GET_CONSULTATION,
+	});
+	const store = first.store;
+	const before = sim.tokenRequests();
+	const inB = await processB.runClinicRequests({
+		authentication: 'clinicApi',
+		store,
+		requests: GET_CONSULTATION,
+		items: 2,
+		beforeRequest: async (itemIndex) => {
+			if (itemIndex !== 1) return;
+			sim.expireAccessTokens();
+			const inA = await processA.runClinicRequests({ authentication: 'clinicApi', store, requests: GET_CONSULTATION });
+			expect(inA.error).toBeUndefined();
+		},
+	});
+	expect(inB.error).toBeUndefined();
+	expect(sim.tokenRequests() - before).toBe(1);
+});

@@ -1,0 +1,175 @@
+/**
+ * A sign-in that fails, inside real n8n 1.123 and 2.41: the user reads what is wrong with
+ * the credential (not "could not reach the service"), and n8n asks for a token once per
+ * execution, not once per item. Each case runs 3 items over 2 executions.
+ */
+import { passwordCredentialData, startSimulator, type Simulator } from '../simulator';
+import {
+	ALL_N8N_VERSIONS,
+	executeWorkflow,
+	importCredentials,
+	importWorkflows,
+	nodeError,
+	nodeJson,
+	packRepository,
+	useN8nContext,
+	type WorkflowImport,
+} from './harness';
+
+interface Case {
+	title: string;
+	/** The Clinic node's "On Error: Continue (regular output)": every item is tried. */
+	continueOnFail?: boolean;
+	credentialType: 'clinicApi' | 'clinicRefreshTokenApi';
+	/** The credential's data, given the running simulator. */
+	data: (sim: Simulator) => Record<string, unknown>;
+	/** Words that name the cause and the credential to fix. */
+	message: RegExp;
+	/** What must never be printed: the password or token of the credential. */
+	secret: (sim: Simulator) => string;
+}
+
+const CASES: Case[] = [
+	{
+		title: 'wrong password',
+		credentialType: 'clinicApi',
+		data: (sim) => passwordCredentialData(sim, { password: 'not-the-password' }),
+		message: /refused the username or password.*Check both in the Clinic API credential/,
+		secret: () => 'not-the-password',
+	},
+	{
+		title: 'wrong password, On Error: Continue',
+		continueOnFail: true,
+		credentialType: 'clinicApi',
+		data: (sim) => passwordCredentialData(sim, { password: 'still-not-the-password' }),
+		message: /refused the username or password.*Check both in the Clinic API credential/,
+		secret: () => 'still-not-the-password',
+	},
+	{
+		title: 'two-factor account with the password credential',
+		credentialType: 'clinicApi',
+		data: (sim) => passwordCredentialData(sim, { username: sim.twoFactor.username, password: sim.twoFactor.password }),
+		message: /two-factor verification.*Use the "Clinic Refresh Token API" credential/,
+		secret: (sim) => sim.twoFactor.password,
+	},
+	{
+		title: 'refused refresh token',
+		credentialType: 'clinicRefreshTokenApi',
+		data: (sim) => ({
+			baseUrl: sim.apiBaseUrl,
+			webhookBaseUrl: sim.webhooksBaseUrl,
+			topicPrefix: sim.topicPrefix,
+			refreshToken: 'rt-revoked-long-ago-0123456789',
+		}),
+		message: /refused the refresh token.*paste it into the Clinic Refresh Token API credential/,
+		secret: () => 'rt-revoked-long-ago-0123456789',
+	},
+];
+
+const credentialId = (index: number) => `clinicSignIn00${index}`;
+
+/** Manual Trigger -> three items -> Clinic: Get Consultation for each. */
+function workflowFor(testCase: Case, index: number): WorkflowImport {
+	return {
+		name: `Sign-in: ${testCase.title}`,
+		nodes: [
+			{ id: 'm', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+			{
+				id: 's',
+				name: 'Three Items',
+				type: 'n8n-nodes-base.set',
+				typeVersion: 3.4,
+				position: [200, 0],
+				parameters: {
+					assignments: { assignments: [{ id: 'a', name: 'ids', value: '={{ [1, 2, 3] }}', type: 'array' }] },
+					options: {},
+				},
+			},
+			{
+				id: 'o',
+				name: 'Split',
+				type: 'n8n-nodes-base.splitOut',
+				typeVersion: 1,
+				position: [400, 0],
+				parameters: { fieldToSplitOut: 'ids', options: {} },
+			},
+			{
+				id: 'c',
+				name: 'Clinic',
+				type: 'n8n-nodes-clinic.clinic',
+				typeVersion: 1,
+				position: [600, 0],
+				...(testCase.continueOnFail ? { onError: 'continueRegularOutput' } : {}),
+				parameters: {
+					authentication: testCase.credentialType,
+					resource: 'consultation',
+					operation: 'get',
+					consultationId: '={{ $json.ids }}',
+				},
+				credentials: { [testCase.credentialType]: { id: credentialId(index), name: `Sign-in ${index}` } },
+			},
+		],
+		connections: {
+			Start: { main: [[{ node: 'Three Items', type: 'main', index: 0 }]] },
+			'Three Items': { main: [[{ node: 'Split', type: 'main', index: 0 }]] },
+			Split: { main: [[{ node: 'Clinic', type: 'main', index: 0 }]] },
+		},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+describe.each(ALL_N8N_VERSIONS)('sign-in failures in n8n %s', (version) => {
+	let sim: Simulator;
+	let ids: string[] = [];
+
+	const n8n = useN8nContext({ version, label: 'sign-in' }, async (ctx) => {
+		sim = await startSimulator();
+		ctx.installPackage(packRepository(ctx.rootDir));
+		await importCredentials(
+			ctx,
+			CASES.map((testCase, index) => ({
+				id: credentialId(index),
+				name: `Sign-in ${index}`,
+				type: testCase.credentialType,
+				data: testCase.data(sim),
+			})),
+		);
+		ids = await importWorkflows(
+			ctx,
+			CASES.map((testCase, index) => workflowFor(testCase, index)),
+		);
+	});
+
+	afterAll(async () => {
+		await sim?.close();
+	});
+
+	it.each(CASES.map((testCase, index) => [testCase.title, index] as const))(
+		'%s: the message names the cause and the credential; one token request per execution (3 items, 2 executions)',
+		(_title, index) =>
+			n8n.run(async (ctx) => {
+				const testCase = CASES[index];
+				sim.clearLog();
+				const tokenRequestsBefore = sim.tokenRequests();
+				for (let execution = 1; execution <= 2; execution++) {
+					const result = await executeWorkflow(ctx, ids[index], { allowFailure: true });
+					if (testCase.continueOnFail) {
+						// Every item gets the sign-in error; none of them asks for a token again.
+						const errors = nodeJson(result.run!, 'Clinic').map((item) => String(item.error));
+						expect(errors).toHaveLength(3);
+						for (const message of errors) expect(message).toMatch(testCase.message);
+					} else {
+						expect(result.ok).toBe(false);
+						const error = nodeError(result.run!, 'Clinic');
+						expect(error?.message).toMatch(testCase.message);
+						expect(`${error?.message} ${error?.description}`).not.toMatch(/Could not reach/);
+					}
+					expect(result.stdout).not.toContain(testCase.secret(sim));
+					expect(sim.tokenRequests() - tokenRequestsBefore).toBe(execution);
+				}
+				// The items were never sent: only token requests reached the service.
+				expect(sim.log.filter((entry) => !entry.path.endsWith('/oauth/token'))).toEqual([]);
+			})(),
+		5 * 60_000,
+	);
+});
