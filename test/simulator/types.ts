@@ -168,9 +168,9 @@ export interface Simulator {
 	setReuseRevokesChain(on: boolean): void;
 	/** What a user gets after finishing 2FA in the web app. */
 	issueRefreshToken(username: string): string;
-	/** Revokes every integration access AND refresh token. */
 	/** Every access, refresh and portal token issued so far (for leak checks). */
 	issuedTokens(): string[];
+	/** Revokes every integration access AND refresh token. */
 	revokeAllTokens(): void;
 	/** Revokes every integration access token issued so far (refresh tokens stay valid). */
 	revokeAccessTokens(): void;
