@@ -137,6 +137,58 @@ describe('token endpoint (POST /api/v1/oauth/token)', () => {
 	});
 });
 
+describe('refresh token reuse (two processes holding the same token)', () => {
+	const refresh = async (refreshToken: string) =>
+		await request(tokenUrl(), { method: 'POST', body: { grant_type: 'refresh_token', refresh_token: refreshToken } });
+
+	test('by default a reuse is refused, counted, and leaves the newest pair of the chain working', async () => {
+		sim.clearLog();
+		const first = (await passwordGrant(sim)).json;
+		const second = (await refresh(first.refresh_token)).json;
+		expect(sim.refreshTokenStatus(first.refresh_token)).toEqual({ known: true, live: false, newest: false, used: true });
+		expect(sim.refreshTokenStatus(second.refresh_token)).toEqual({ known: true, live: true, newest: true, used: false });
+
+		const reuse = await refresh(first.refresh_token);
+		expect(reuse.status).toBe(400);
+		expect(reuse.json.error).toBe('invalid_grant');
+		expect(sim.tokenRequestCounts()).toEqual({ total: 3, password: 1, refresh_token: 2, refused_reuse: 1 });
+		expect((await api(sim, second.access_token, '/consultations/1')).status).toBe(200);
+		expect((await refresh(second.refresh_token)).status).toBe(200);
+	});
+
+	test('with reuseRevokesChain a reuse also revokes the newest pair of the chain, and only that chain', async () => {
+		sim.setReuseRevokesChain(true);
+		const first = (await passwordGrant(sim)).json;
+		const second = (await refresh(first.refresh_token)).json;
+		const other = (await passwordGrant(sim)).json;
+		expect((await refresh(first.refresh_token)).status).toBe(400);
+		expect((await api(sim, second.access_token, '/consultations/1')).status).toBe(401);
+		expect(sim.refreshTokenStatus(second.refresh_token)).toMatchObject({ live: false, newest: true });
+		expect((await refresh(second.refresh_token)).status).toBe(400);
+		expect((await api(sim, other.access_token, '/consultations/1')).status).toBe(200);
+		sim.reset();
+		const third = (await passwordGrant(sim)).json;
+		await refresh(third.refresh_token);
+		expect((await refresh(third.refresh_token)).status).toBe(400);
+		expect((await passwordGrant(sim)).status).toBe(200);
+	});
+
+	test('a pasted refresh token starts its own chain; unknown tokens are reported as unknown', async () => {
+		const pasted = sim.issueRefreshToken(sim.twoFactor.username);
+		expect(sim.refreshTokenStatus(pasted)).toEqual({ known: true, live: true, newest: true, used: false });
+		const next = (await refresh(pasted)).json;
+		expect(sim.refreshTokenStatus(next.refresh_token)).toMatchObject({ live: true, newest: true });
+		expect(sim.refreshTokenStatus('made-up')).toEqual({ known: false, live: false, newest: false, used: false });
+	});
+
+	test('revokeAccessTokens revokes access tokens only', async () => {
+		const first = (await passwordGrant(sim)).json;
+		sim.revokeAccessTokens();
+		expect((await api(sim, first.access_token, '/consultations/1')).status).toBe(401);
+		expect((await refresh(first.refresh_token)).status).toBe(200);
+	});
+});
+
 describe('token lifetime and revocation', () => {
 	test('an access token is refused once created_at + expires_in has passed (lifetime 1 s)', async () => {
 		sim.setTokenLifetime(1);

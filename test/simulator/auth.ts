@@ -1,8 +1,14 @@
 /**
  * Accounts and tokens, Doorkeeper-style: opaque random tokens, expiry by expires_in,
  * refresh tokens that rotate (a used refresh token is revoked at once, with the
- * access token it came with), 2FA accounts whose password grant cannot finish, and
- * the patient portal's phone-verification tokens, which are a separate kind.
+ * access token it came with; using it again is refused), 2FA accounts whose password
+ * grant cannot finish, and the patient portal's phone-verification tokens, which are
+ * a separate kind.
+ *
+ * Every grant starts a chain (a password grant, or a refresh token handed out by the
+ * web app); each refresh adds the next pair to it. With `reuseRevokesChain` (off by
+ * default, as in Doorkeeper; some OAuth servers do it to catch stolen tokens) a reuse
+ * of a used refresh token also revokes every token of its chain, the newest included.
  */
 import { randomBytes } from 'node:crypto';
 
@@ -24,13 +30,29 @@ interface AccessToken {
 	expiresIn: number;
 	revoked: boolean;
 	refreshToken: string | undefined;
+	chain: number;
 }
 
 interface RefreshToken {
 	token: string;
 	username: string;
 	revoked: boolean;
+	/** Exchanged once already (revoked then too). */
+	used: boolean;
 	accessToken: string | undefined;
+	chain: number;
+}
+
+/** What the simulator knows of a refresh token (for assertions; never sent to clients). */
+export interface RefreshTokenStatus {
+	/** Issued by this simulator. */
+	known: boolean;
+	/** Can be exchanged now. */
+	live: boolean;
+	/** The newest refresh token of its chain (the one a client should hold). */
+	newest: boolean;
+	/** Already exchanged. */
+	used: boolean;
 }
 
 interface PortalSession {
@@ -63,6 +85,13 @@ export class Auth {
 	private readonly portal = new Map<string, PortalSession>();
 	/** `<country code>:<phone>` -> pending one-time code. */
 	private readonly portalCodes = new Map<string, { code: string; expiresMs: number }>();
+	/** chain -> its newest refresh token. */
+	private readonly chainHeads = new Map<number, string>();
+	private chains = 0;
+	/** See the file comment. */
+	reuseRevokesChain = false;
+	/** Refresh grants refused because the token had been used already (reuse). */
+	refusedReuses = 0;
 
 	constructor(public lifetimeSeconds: number) {
 		this.users.set(DEMO_ACCOUNT.username, {
@@ -79,7 +108,8 @@ export class Auth {
 		});
 	}
 
-	issue(username: string): TokenResponse {
+	/** A new pair; a new chain unless `chain` is given (a refresh). */
+	issue(username: string, chain = ++this.chains): TokenResponse {
 		const createdMs = Date.now();
 		const access: AccessToken = {
 			token: newToken(),
@@ -88,11 +118,20 @@ export class Auth {
 			expiresIn: this.lifetimeSeconds,
 			revoked: false,
 			refreshToken: undefined,
+			chain,
 		};
-		const refresh: RefreshToken = { token: newToken(), username, revoked: false, accessToken: access.token };
+		const refresh: RefreshToken = {
+			token: newToken(),
+			username,
+			revoked: false,
+			used: false,
+			accessToken: access.token,
+			chain,
+		};
 		access.refreshToken = refresh.token;
 		this.access.set(access.token, access);
 		this.refresh.set(refresh.token, refresh);
+		this.chainHeads.set(chain, refresh.token);
 		return {
 			access_token: access.token,
 			token_type: 'bearer',
@@ -105,21 +144,57 @@ export class Auth {
 	/** A refresh token with no access token, as the web app hands out after 2FA. */
 	issueRefreshToken(username: string): string {
 		if (!this.users.has(username)) throw new Error(`No simulator account named ${username}`);
-		const refresh: RefreshToken = { token: newToken(), username, revoked: false, accessToken: undefined };
+		const chain = ++this.chains;
+		const refresh: RefreshToken = {
+			token: newToken(),
+			username,
+			revoked: false,
+			used: false,
+			accessToken: undefined,
+			chain,
+		};
 		this.refresh.set(refresh.token, refresh);
+		this.chainHeads.set(chain, refresh.token);
 		return refresh.token;
 	}
 
-	/** Consumes a refresh token: revokes it and its access token, answers the new pair; undefined when not usable. */
+	/**
+	 * Consumes a refresh token: revokes it and the access token issued with it, answers
+	 * the next pair of its chain; undefined when not usable. A reuse of a used token is
+	 * refused (and revokes its whole chain with `reuseRevokesChain`).
+	 */
 	useRefreshToken(token: string): TokenResponse | undefined {
 		const refresh = this.refresh.get(token);
-		if (!refresh || refresh.revoked) return undefined;
+		if (!refresh) return undefined;
+		if (refresh.used) {
+			this.refusedReuses++;
+			if (this.reuseRevokesChain) this.revokeChain(refresh.chain);
+			return undefined;
+		}
+		if (refresh.revoked) return undefined;
 		refresh.revoked = true;
+		refresh.used = true;
 		if (refresh.accessToken) {
 			const access = this.access.get(refresh.accessToken);
 			if (access) access.revoked = true;
 		}
-		return this.issue(refresh.username);
+		return this.issue(refresh.username, refresh.chain);
+	}
+
+	private revokeChain(chain: number): void {
+		for (const access of this.access.values()) if (access.chain === chain) access.revoked = true;
+		for (const refresh of this.refresh.values()) if (refresh.chain === chain) refresh.revoked = true;
+	}
+
+	refreshTokenStatus(token: string): RefreshTokenStatus {
+		const refresh = this.refresh.get(token);
+		if (!refresh) return { known: false, live: false, newest: false, used: false };
+		return {
+			known: true,
+			live: !refresh.revoked,
+			newest: this.chainHeads.get(refresh.chain) === token,
+			used: refresh.used,
+		};
 	}
 
 	/** The user of a live integration access token. */
@@ -149,6 +224,11 @@ export class Auth {
 	revokeAll(): void {
 		for (const access of this.access.values()) access.revoked = true;
 		for (const refresh of this.refresh.values()) refresh.revoked = true;
+	}
+
+	/** Revokes every integration access token; refresh tokens stay usable. */
+	revokeAccessTokens(): void {
+		for (const access of this.access.values()) access.revoked = true;
 	}
 
 	expireAccessTokens(): void {

@@ -95,7 +95,7 @@ describe('HTTP control surface under /__sim/', () => {
 	test('log, clear-log and token-requests', async () => {
 		await passwordGrant(sim);
 		const before = (await control('token-requests')).json;
-		expect(before).toEqual({ total: 1, password: 1, refresh_token: 0 });
+		expect(before).toEqual({ total: 1, password: 1, refresh_token: 0, refused_reuse: 0 });
 		const log = (await control('log')).json.log;
 		expect(log).toHaveLength(1);
 		expect(log[0].path).toBe('/api/v1/oauth/token');
@@ -119,6 +119,32 @@ describe('HTTP control surface under /__sim/', () => {
 		await post('revoke-tokens');
 		expect((await api(sim, token.access_token, '/consultations/1')).status).toBe(401);
 		expect((await post('refresh-token', { username: 'nobody@clinic.test' })).status).toBe(400);
+	});
+
+	test('revoke-access-tokens, reuse-revokes-chain and refresh-token-status', async () => {
+		const refresh = async (refreshToken: string) =>
+			await request(`${sim.apiBaseUrl}/oauth/token`, {
+				method: 'POST',
+				body: { grant_type: 'refresh_token', refresh_token: refreshToken },
+			});
+		const first = (await passwordGrant(sim)).json;
+		await post('revoke-access-tokens');
+		expect((await api(sim, first.access_token, '/consultations/1')).status).toBe(401);
+		const second = (await refresh(first.refresh_token)).json;
+		expect((await post('refresh-token-status', { refresh_token: second.refresh_token })).json).toEqual({
+			known: true,
+			live: true,
+			newest: true,
+			used: false,
+		});
+		expect((await post('reuse-revokes-chain', { on: true })).status).toBe(200);
+		expect((await refresh(first.refresh_token)).status).toBe(400);
+		expect((await post('refresh-token-status', { refresh_token: second.refresh_token })).json).toMatchObject({
+			live: false,
+		});
+		expect((await control('token-requests')).json).toEqual({ total: 3, password: 1, refresh_token: 2, refused_reuse: 1 });
+		expect((await post('reuse-revokes-chain', { on: 'yes' })).status).toBe(400);
+		expect((await post('refresh-token-status', {})).status).toBe(400);
 	});
 
 	test('emit answers the event record after its deliveries settle; duplicates mode applies', async () => {

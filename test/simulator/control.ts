@@ -73,12 +73,30 @@ const routes: Array<Route<ControlContext>> = [
 	{
 		method: 'GET',
 		pattern: /^\/token-requests$/,
-		handler: (ctx) =>
-			ok({
-				total: ctx.state.tokenRequests(),
-				password: ctx.state.tokenRequests('password'),
-				refresh_token: ctx.state.tokenRequests('refresh_token'),
-			}),
+		handler: (ctx) => ok(ctx.state.tokenRequestCounts()),
+	},
+	{
+		method: 'POST',
+		pattern: /^\/revoke-access-tokens$/,
+		handler: (ctx) => {
+			ctx.state.auth.revokeAccessTokens();
+			return done();
+		},
+	},
+	{
+		method: 'POST',
+		pattern: /^\/reuse-revokes-chain$/,
+		handler: (ctx, call) => {
+			const on = object(call).on;
+			if (typeof on !== 'boolean') throw badRequest('on must be true or false');
+			ctx.state.auth.reuseRevokesChain = on;
+			return done();
+		},
+	},
+	{
+		method: 'POST',
+		pattern: /^\/refresh-token-status$/,
+		handler: (ctx, call) => ok(ctx.state.auth.refreshTokenStatus(stringField(object(call), 'refresh_token'))),
 	},
 	{
 		method: 'POST',

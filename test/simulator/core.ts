@@ -4,7 +4,16 @@
 import { Auth } from './auth';
 import { EventBus, assertCatalogEvent } from './deliveries';
 import { ORGANIZATION_ID, createStore, patientEventValue, seedSignedInvoices, type Store } from './store';
-import type { DuplicateMode, EventOrder, EventParamsMode, EventRecord, RateLimit, RequestLogEntry, SimulatorOptions } from './types';
+import type {
+	DuplicateMode,
+	EventOrder,
+	EventParamsMode,
+	EventRecord,
+	RateLimit,
+	RequestLogEntry,
+	SimulatorOptions,
+	TokenRequestCounts,
+} from './types';
 
 export type ResolvedOptions = Required<SimulatorOptions>;
 
@@ -21,6 +30,7 @@ export function resolveOptions(options: SimulatorOptions = {}): ResolvedOptions 
 		deliveryRetryDelayMs: options.deliveryRetryDelayMs ?? 200,
 		deliveryTimeoutMs: options.deliveryTimeoutMs ?? 5000,
 		logLimit: options.logLimit ?? 10000,
+		reuseRevokesChain: options.reuseRevokesChain ?? false,
 	};
 }
 
@@ -47,6 +57,7 @@ export class SimState {
 
 	constructor(readonly options: ResolvedOptions) {
 		this.auth = new Auth(options.tokenLifetimeSeconds);
+		this.auth.reuseRevokesChain = options.reuseRevokesChain;
 		this.latencyMs = options.latencyMs;
 		this.bus = new EventBus({
 			topicPrefix: options.topicPrefix,
@@ -184,11 +195,21 @@ export class SimState {
 		this.logBuffer = [];
 		this.inFlightPeak = this.inFlightNow;
 		this.tokenCounts = { password: 0, refresh_token: 0, other: 0 };
+		this.auth.refusedReuses = 0;
 	}
 
 	tokenRequests(grant?: 'password' | 'refresh_token'): number {
 		if (grant) return this.tokenCounts[grant];
 		return this.tokenCounts.password + this.tokenCounts.refresh_token + this.tokenCounts.other;
+	}
+
+	tokenRequestCounts(): TokenRequestCounts {
+		return {
+			total: this.tokenRequests(),
+			password: this.tokenCounts.password,
+			refresh_token: this.tokenCounts.refresh_token,
+			refused_reuse: this.auth.refusedReuses,
+		};
 	}
 
 	reset(): void {
@@ -197,6 +218,7 @@ export class SimState {
 		this.clearLog();
 		this.latencyMs = this.options.latencyMs;
 		this.auth.lifetimeSeconds = this.options.tokenLifetimeSeconds;
+		this.auth.reuseRevokesChain = this.options.reuseRevokesChain;
 		this.setRateLimit(null);
 		this.eventParams = 'body';
 		this.eventOrder = 'oldest-first';

@@ -187,6 +187,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		},
 		clearLog: () => state.clearLog(),
 		tokenRequests: (grant) => state.tokenRequests(grant),
+		tokenRequestCounts: () => state.tokenRequestCounts(),
+		refreshTokenStatus: (token) => state.auth.refreshTokenStatus(token),
+		setReuseRevokesChain: (on) => {
+			state.auth.reuseRevokesChain = on;
+		},
+		revokeAccessTokens: () => state.auth.revokeAccessTokens(),
 		issueRefreshToken: (username) => state.auth.issueRefreshToken(username),
 		issuedTokens: () => state.auth.issuedTokens(),
 		revokeAllTokens: () => state.auth.revokeAll(),

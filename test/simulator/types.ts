@@ -2,7 +2,10 @@
  * Public types of the simulator. Other test suites, the benchmarks and the n8n
  * end-to-end tests code against these names: change them only together.
  */
+import type { RefreshTokenStatus } from './auth';
 import type { Store } from './store';
+
+export type { RefreshTokenStatus } from './auth';
 
 export interface SimulatorOptions {
 	/** Main API host port; 0 (default) picks a free one. */
@@ -30,6 +33,20 @@ export interface SimulatorOptions {
 	deliveryTimeoutMs?: number;
 	/** Request-log ring size; default 10000. */
 	logLimit?: number;
+	/**
+	 * Default false (Doorkeeper's default): reusing a used refresh token is refused.
+	 * When true, such a reuse also revokes every token of its chain, the newest included.
+	 */
+	reuseRevokesChain?: boolean;
+}
+
+/** Token requests since start or clearLog. */
+export interface TokenRequestCounts {
+	total: number;
+	password: number;
+	refresh_token: number;
+	/** Refresh grants refused because the refresh token had been used already. */
+	refused_reuse: number;
 }
 
 export type HostName = 'api' | 'webhooks';
@@ -156,12 +173,20 @@ export interface Simulator {
 	clearLog(): void;
 	/** POST /oauth/token requests that reached the endpoint since start or clearLog (429s excluded). */
 	tokenRequests(grant?: 'password' | 'refresh_token'): number;
+	/** The same counters at once, plus refused reuses of used refresh tokens. */
+	tokenRequestCounts(): TokenRequestCounts;
+	/** Whether a refresh token is live and the newest of its chain (for assertions). */
+	refreshTokenStatus(refreshToken: string): RefreshTokenStatus;
+	/** See SimulatorOptions.reuseRevokesChain. */
+	setReuseRevokesChain(on: boolean): void;
 	/** What a user gets after finishing 2FA in the web app. */
 	issueRefreshToken(username: string): string;
-	/** Revokes every integration access AND refresh token. */
 	/** Every access, refresh and portal token issued so far (for leak checks). */
 	issuedTokens(): string[];
+	/** Revokes every integration access AND refresh token. */
 	revokeAllTokens(): void;
+	/** Revokes every integration access token issued so far (refresh tokens stay valid). */
+	revokeAccessTokens(): void;
 	/** Expires every integration access token issued so far (refresh tokens stay valid). */
 	expireAccessTokens(): void;
 	/** expires_in of tokens issued from now on. */

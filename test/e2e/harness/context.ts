@@ -67,6 +67,9 @@ export class N8nContext {
 	private logCounter = 0;
 	private readonly options: N8nContextOptions;
 	private readonly children = new Set<ChildProcess>();
+	/** Added by `addEnv` (e.g. the queue-mode database and Redis, known only once started). */
+	private addedEnv: Record<string, string | undefined> = {};
+	private readonly disposers: Array<() => Promise<void>> = [];
 
 	constructor(options: N8nContextOptions, install: N8nInstall, rootDir: string, port: number) {
 		this.options = options;
@@ -94,8 +97,18 @@ export class N8nContext {
 			publicationService: this.publicationService,
 			runnersBrokerPort: await getFreePort(),
 			logLevel: this.options.logLevel,
-			extra: { ...this.options.env, ...extra },
+			extra: { ...this.options.env, ...this.addedEnv, ...extra },
 		});
+	}
+
+	/** Adds environment for every n8n process started from now on. */
+	addEnv(vars: Record<string, string | undefined>): void {
+		this.addedEnv = { ...this.addedEnv, ...vars };
+	}
+
+	/** Runs `fn` when the context is disposed, after its n8n processes stopped (newest first). */
+	onDispose(fn: () => Promise<void>): void {
+		this.disposers.unshift(fn);
 	}
 
 	/** A new numbered log file path: `<logDir>/<nn>-<name>.log`. */
@@ -158,6 +171,7 @@ export class N8nContext {
 	/** Kills this context's processes; removes the temp folder unless failed or N8N_E2E_KEEP=1. */
 	async dispose(): Promise<void> {
 		await Promise.all([...this.children].map(async (child) => await stopProcess(child, 10_000)));
+		for (const dispose of this.disposers.splice(0)) await dispose();
 		if (this.failed || process.env.N8N_E2E_KEEP === '1') {
 			process.stderr.write(`n8n e2e: kept ${this.rootDir}\n`);
 			return;

@@ -10,6 +10,8 @@
  *   server.ts    startN8n(ctx) -> N8nServer: owner, API key, activate/deactivate,
  *                publication status, executions, webhooks
  *   jest.ts      useN8nContext(options): beforeAll/afterAll + logs on failure
+ *   services.ts  startQueueServices(): PostgreSQL + Redis (given, private, or installed)
+ *   queue.ts     enableQueueMode(ctx), startQueueCluster(ctx): main + workers + webhook processors
  */
 export * from './install';
 export * from './env';
@@ -19,3 +21,5 @@ export * from './cli';
 export * from './server';
 export * from './jest';
 export { tailFile } from './processes';
+export * from './services';
+export * from './queue';

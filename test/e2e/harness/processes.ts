@@ -15,6 +15,9 @@ export interface SpawnOptions {
 	cwd?: string;
 	/** stdout and stderr are appended to this file (interleaved, as written). */
 	logFile: string;
+	/** Run as this user and group (e.g. PostgreSQL, which refuses to run as root). */
+	uid?: number;
+	gid?: number;
 }
 
 export interface RunOptions extends SpawnOptions {
@@ -93,6 +96,8 @@ export function spawnLogged(command: string, args: string[], options: SpawnOptio
 			env: options.env,
 			detached: true,
 			stdio: ['ignore', fd, fd],
+			uid: options.uid,
+			gid: options.gid,
 		});
 	} finally {
 		closeSync(fd);

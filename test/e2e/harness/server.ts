@@ -64,6 +64,8 @@ export interface StartOptions {
 	env?: Record<string, string | undefined>;
 	/** Owner + API key right after start (default true). */
 	auth?: boolean;
+	/** HTTP port (default: the context's); e.g. a second main of a queue-mode setup. */
+	port?: number;
 }
 
 export interface HttpOptions {
@@ -125,11 +127,11 @@ export class N8nServer {
 	private cookie: string | undefined;
 	private readonly browserId = 'n8n-nodes-clinic-e2e';
 
-	constructor(ctx: N8nContext, child: ChildProcess, logFile: string) {
+	constructor(ctx: N8nContext, child: ChildProcess, logFile: string, baseUrl = ctx.baseUrl) {
 		this.ctx = ctx;
 		this.child = child;
 		this.logFile = logFile;
-		this.baseUrl = ctx.baseUrl;
+		this.baseUrl = baseUrl;
 	}
 
 	get running(): boolean {
@@ -401,13 +403,16 @@ export class N8nServer {
  * the publication service started), then sets up the owner and an API key.
  */
 export async function startN8n(ctx: N8nContext, options: StartOptions = {}): Promise<N8nServer> {
-	const { child, logFile } = await ctx.spawnN8n(['start'], { logName: 'start', env: options.env });
-	const server = new N8nServer(ctx, child, logFile);
+	const port = options.port ?? ctx.port;
+	const env = options.port === undefined ? options.env : { ...options.env, N8N_PORT: String(port) };
+	const { child, logFile } = await ctx.spawnN8n(['start'], { logName: 'start', env });
+	const baseUrl = `http://127.0.0.1:${port}`;
+	const server = new N8nServer(ctx, child, logFile, baseUrl);
 	const started = Date.now();
 	const timeoutMs = options.timeoutMs ?? 3 * 60_000;
 	try {
 		await waitFor(
-			`n8n ${ctx.version} to start on ${ctx.baseUrl}`,
+			`n8n ${ctx.version} to start on ${baseUrl}`,
 			async () => {
 				if (!server.running) {
 					throw fatal(
@@ -418,7 +423,7 @@ export async function startN8n(ctx: N8nContext, options: StartOptions = {}): Pro
 					);
 				}
 				if (!/Editor is now accessible via/.test(server.log())) return undefined;
-				const response = await fetch(`${ctx.baseUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
+				const response = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
 				return response.ok ? true : undefined;
 			},
 			{ timeoutMs, intervalMs: 250, onTimeout: () => server.logTail(80) },

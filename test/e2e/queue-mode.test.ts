@@ -1,0 +1,395 @@
+/**
+ * The package on n8n's distributed setup (queue mode): PostgreSQL, Redis, one main, two
+ * workers and two webhook processors behind a round-robin balancer, one encryption key,
+ * one user folder with the package installed as the Community Nodes screen does.
+ *
+ * - A Clinic Trigger delivery reaches a webhook processor and runs on a worker.
+ * - Refresh Token and password credentials: 3 rounds of 20 concurrent executions split
+ *   across both workers, each round after every access token was revoked (Doorkeeper:
+ *   a refresh revokes the old pair; reusing a used refresh token is refused). Every
+ *   execution succeeds, the token requests per round are printed and bounded by one per
+ *   process, a later run succeeds, the stored refresh token is the newest live one.
+ * - A delivery sent to both webhook processors: the documented behaviour (duplicate
+ *   suppression is per process; both runs carry the same deliveryId for Remove Duplicates).
+ * - Two mains started together against one database leave one subscription per event.
+ *   (n8n's multi-main mode needs a license it checks at start, so the two mains here are
+ *   two plain queue-mode mains, each its own leader: both activate at start-up.)
+ */
+import { signDelivery, startSimulator, type Simulator } from '../simulator';
+import {
+	N8N_VERSIONS,
+	enableQueueMode,
+	importCredentials,
+	importWorkflows,
+	nodeJson,
+	packRepository,
+	startN8n,
+	startQueueCluster,
+	getFreePort,
+	useN8nContext,
+	waitFor,
+	type Execution,
+	type N8nServer,
+	type QueueCluster,
+	type WorkflowImport,
+} from './harness';
+import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
+
+const ROUNDS = 3;
+const PER_ROUND = 20;
+const WORKERS = 2;
+const REFRESH_CREDENTIAL_ID = 'clinicQueueRefresh1';
+
+function roundsWorkflow(path: string, credential: 'clinicApi' | 'clinicRefreshTokenApi'): WorkflowImport {
+	const credentialRef =
+		credential === 'clinicApi'
+			? { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } }
+			: { clinicRefreshTokenApi: { id: REFRESH_CREDENTIAL_ID, name: 'Clinic Refresh Token (simulator)' } };
+	return {
+		name: `Queue rounds (${credential})`,
+		nodes: [
+			{
+				id: `${path}-webhook`,
+				name: 'Webhook',
+				type: 'n8n-nodes-base.webhook',
+				typeVersion: 2,
+				position: [0, 0],
+				webhookId: `${path}-0000-4000-8000-000000000000`,
+				// Answers once the run is queued (as for the service's deliveries); the outcome is
+				// read from the stored executions.
+				parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
+			},
+			{
+				id: `${path}-clinic`,
+				name: 'Get Consultation',
+				type: 'n8n-nodes-clinic.clinic',
+				typeVersion: 1,
+				position: [220, 0],
+				parameters: { authentication: credential, resource: 'consultation', operation: 'get', consultationId: '1' },
+				credentials: credentialRef,
+			},
+		],
+		connections: { Webhook: { main: [[{ node: 'Get Consultation', type: 'main', index: 0 }]] } },
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+function patientTriggerWorkflow(): WorkflowImport {
+	return {
+		name: 'Patient updates (queue)',
+		nodes: [
+			{
+				id: 'queue-patient-trigger',
+				name: 'Patient Updated',
+				type: 'n8n-nodes-clinic.clinicTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				webhookId: '5f0c1d2e-7a8b-4c9d-8e0f-1a2b3c4d5e6f',
+				parameters: {
+					authentication: 'clinicApi',
+					events: ['patient:patient-updated'],
+					options: { allowInsecureUrl: true },
+				},
+				credentials: { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } },
+			},
+		],
+		connections: {},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+interface RoundReport {
+	round: number;
+	ok: number;
+	failed: string[];
+	perWorker: number[];
+	tokenRequests: ReturnType<Simulator['tokenRequestCounts']>;
+}
+
+describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 workers + 2 webhook processors', (version) => {
+	let sim: Simulator;
+	let cluster: QueueCluster;
+	let triggerId: string;
+	let refreshRoundsId: string;
+	let passwordRoundsId: string;
+	let suiteStarted = 0;
+	beforeAll(() => {
+		suiteStarted = Date.now();
+	});
+
+	const n8n = useN8nContext({ version, label: 'queue' }, async (ctx) => {
+			// Latency spreads each round's executions over both workers, as real API calls do.
+			sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 100, latencyMs: 150 });
+			ctx.installPackage(packRepository(ctx.rootDir));
+			const { services } = await enableQueueMode(ctx);
+			process.stdout.write(
+				`queue mode ${version}: PostgreSQL ${services.origin.postgres} (${services.postgres.host}:${services.postgres.port}), ` +
+					`Redis ${services.origin.redis} (${services.redis.host}:${services.redis.port})\n`,
+			);
+			await importCredentials(ctx, [
+				...simulatorCredentials(sim),
+				{
+					id: REFRESH_CREDENTIAL_ID,
+					name: 'Clinic Refresh Token (simulator)',
+					type: 'clinicRefreshTokenApi',
+					data: {
+						baseUrl: sim.apiBaseUrl,
+						webhookBaseUrl: sim.webhooksBaseUrl,
+						topicPrefix: sim.topicPrefix,
+						refreshToken: sim.issueRefreshToken(sim.twoFactor.username),
+					},
+				},
+			]);
+			[triggerId, refreshRoundsId, passwordRoundsId] = await importWorkflows(ctx, [
+				patientTriggerWorkflow(),
+				roundsWorkflow('queue-rounds-refresh', 'clinicRefreshTokenApi'),
+				roundsWorkflow('queue-rounds-password', 'clinicApi'),
+			]);
+			cluster = await startQueueCluster(ctx, { workers: WORKERS, webhookProcessors: 2, concurrency: 10 });
+			n8n.track(cluster.main);
+			process.stdout.write(
+				`queue mode ${version}: started ${cluster.pids().map((p) => `${p.kind}${p.kind === 'main' ? '' : ` ${p.index}`} pid ${p.pid}`).join(', ')}\n`,
+			);
+	});
+
+	afterAll(async () => {
+		await cluster?.stop();
+		await sim?.close();
+		process.stdout.write(`queue mode ${version}: suite took ${Math.round((Date.now() - suiteStarted) / 1000)} s\n`);
+	});
+
+	const live = () => sim.subscriptions().filter((s) => s.deleted_at === null && s.status === 'enabled');
+
+	/** The stored (decrypted) data of a credential, as n8n's CLI exports it. */
+	async function storedCredential(id: string): Promise<Record<string, unknown>> {
+		const result = await n8n.ctx.runN8n(['export:credentials', `--id=${id}`, '--decrypted'], { logName: 'export-credentials' });
+		const match = /\[\s*\{[\s\S]*\}\s*\]/.exec(result.stdout);
+		if (!match) throw new Error(`export:credentials printed no credential (exit ${result.exitCode})`);
+		const [credential] = JSON.parse(match[0]) as Array<{ data: Record<string, unknown> }>;
+		return credential.data;
+	}
+
+	async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
+		const response = await fetch(url, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json', ...headers },
+			body: typeof body === 'string' ? body : JSON.stringify(body),
+			signal: AbortSignal.timeout(120_000),
+		});
+		return { status: response.status, text: await response.text() };
+	}
+
+	/** One more webhook-started run; resolves with its execution once finished. */
+	async function runOnce(path: string, workflowId: string): Promise<Execution> {
+		const seen = new Set((await cluster.main.listExecutions(workflowId, { includeData: false })).map((e) => e.id));
+		const answer = await post(cluster.webhookUrl(path), { later: true });
+		expect(answer.status).toBe(200);
+		const done = await cluster.main.waitForExecutions(workflowId, seen.size + 1, { timeoutMs: 60_000 });
+		return done.find((e) => !seen.has(e.id))!;
+	}
+
+	/**
+	 * ROUNDS rounds of PER_ROUND concurrent webhook-started executions, each after every
+	 * access token was revoked. Prints one line per round; returns the reports.
+	 */
+	async function runRounds(label: string, path: string, workflowId: string): Promise<RoundReport[]> {
+		const reports: RoundReport[] = [];
+		for (let round = 1; round <= ROUNDS; round++) {
+			sim.revokeAccessTokens();
+			sim.clearLog();
+			const before = cluster.executionsPerWorker();
+			const seen = new Set((await cluster.main.listExecutions(workflowId, { includeData: false })).map((e) => e.id));
+			const answers = await Promise.all(
+				Array.from({ length: PER_ROUND }, async (_, i) => await post(cluster.webhookUrl(path), { round, i })),
+			);
+			const refused = answers.filter((a) => a.status !== 200).map((a) => `answered ${a.status} ${a.text.slice(0, 160)}`);
+			const done = await cluster.main.waitForExecutions(workflowId, seen.size + PER_ROUND - refused.length, {
+				timeoutMs: 120_000,
+			});
+			const executions = done.filter((e) => !seen.has(e.id));
+			const after = cluster.executionsPerWorker();
+			const failed = executions
+				.filter((e) => e.status !== 'success')
+				.map((e) => `execution ${e.id} ${e.status}: ${e.data?.resultData?.error?.message ?? ''}`.slice(0, 240));
+			const report: RoundReport = {
+				round,
+				ok: executions.length - failed.length,
+				failed: [...refused, ...failed],
+				perWorker: after.map((n, i) => n - before[i]),
+				tokenRequests: sim.tokenRequestCounts(),
+			};
+			reports.push(report);
+			process.stdout.write(
+				`${version} ${label} round ${round}: ${report.ok}/${PER_ROUND} succeeded; executions per worker ${report.perWorker.join(' + ')}; ` +
+					`token requests ${report.tokenRequests.total} (password ${report.tokenRequests.password}, ` +
+					`refresh ${report.tokenRequests.refresh_token}, refused reuses ${report.tokenRequests.refused_reuse})\n`,
+			);
+		}
+		return reports;
+	}
+
+	function expectRounds(reports: RoundReport[], executions: Execution[]) {
+		for (const report of reports) {
+			expect({ round: report.round, failed: report.failed }).toEqual({ round: report.round, failed: [] });
+			// The goal of the credential design: at most one token request per process per expiry.
+			expect({ round: report.round, atMostOnePerWorker: report.tokenRequests.total <= WORKERS }).toEqual({
+				round: report.round,
+				atMostOnePerWorker: true,
+			});
+		}
+		// Both workers took part (each worker runs at most 10 at once, so 20 need both).
+		const total = reports.reduce((sum, r) => sum.map((n, i) => n + r.perWorker[i]), [0, 0]);
+		expect(total.every((n) => n > 0)).toBe(true);
+		expect(executions.filter((e) => e.status !== 'success').map((e) => `${e.id}: ${e.status}`)).toEqual([]);
+	}
+
+	it(
+		"a Clinic Trigger workflow's signed delivery reaches a webhook processor and runs on a worker",
+		n8n.run(async () => {
+			await cluster.main.activateWorkflow(triggerId);
+			const [subscription] = live();
+			expect(live()).toHaveLength(1);
+			expect(subscription.url.startsWith(`${cluster.balancer.url}/webhook/`)).toBe(true);
+
+			const hitsBefore = cluster.balancer.hits.reduce((a, b) => a + (b ?? 0), 0);
+			const record = await sim.emit('patient', 'patient-updated', { id: 2, first_name: 'Luis' });
+			expect(record.logs.map((log) => log.response_code)).toEqual([200]);
+			expect(cluster.balancer.hits.reduce((a, b) => a + (b ?? 0), 0)).toBe(hitsBefore + 1);
+
+			const [execution] = await cluster.main.waitForExecutions(triggerId, 1, { timeoutMs: 90_000 });
+			expect(execution.status).toBe('success');
+			expect(nodeJson(execution, 'Patient Updated')[0]).toMatchObject({ event: 'patient-updated', value: { id: 2 } });
+			// Exactly one worker ran it (the processor only queued it).
+			const ranOn = cluster.workers.filter((w) => w.log().includes(`Worker started execution ${execution.id} (`));
+			expect(ranOn).toHaveLength(1);
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		`Refresh Token credential: ${ROUNDS} rounds of ${PER_ROUND} concurrent executions on ${WORKERS} workers after every access token was revoked all succeed; the stored refresh token is the newest live one`,
+		n8n.run(async () => {
+			await cluster.main.activateWorkflow(refreshRoundsId);
+			const reports = await runRounds('Refresh Token credential', 'queue-rounds-refresh', refreshRoundsId);
+			const later = await runOnce('queue-rounds-refresh', refreshRoundsId);
+			const executions = await cluster.main.listExecutions(refreshRoundsId, { includeData: false });
+			const stored = await storedCredential(REFRESH_CREDENTIAL_ID);
+			const storedToken = String(stored.rotatedRefreshToken || stored.refreshToken || '');
+			const status = sim.refreshTokenStatus(storedToken);
+			process.stdout.write(
+				`${version} Refresh Token credential: later run ${later.status}; stored refresh token ` +
+					`live ${status.live}, newest of its chain ${status.newest}\n`,
+			);
+
+			expectRounds(reports, executions);
+			expect(later.status).toBe('success');
+			expect(status).toEqual({ known: true, live: true, newest: true, used: false });
+		}),
+		10 * 60_000,
+	);
+
+	it(
+		`password credential: ${ROUNDS} rounds of ${PER_ROUND} concurrent executions on ${WORKERS} workers after every access token was revoked all succeed`,
+		n8n.run(async () => {
+			await cluster.main.activateWorkflow(passwordRoundsId);
+			const reports = await runRounds('password credential', 'queue-rounds-password', passwordRoundsId);
+			const later = await runOnce('queue-rounds-password', passwordRoundsId);
+			const executions = await cluster.main.listExecutions(passwordRoundsId, { includeData: false });
+
+			expectRounds(reports, executions);
+			expect(later.status).toBe('success');
+		}),
+		10 * 60_000,
+	);
+
+	it(
+		'a delivery sent to both webhook processors: suppressed per processor, one run per processor, both with the same deliveryId',
+		n8n.run(async () => {
+			const before = (await cluster.main.listExecutions(triggerId, { includeData: false })).length;
+			const [subscription] = live();
+			const body = JSON.stringify({ value: { id: 3, first_name: 'Ana' } });
+			const headers = { signature: signDelivery(subscription.authentication_data.secret, Buffer.from(body)) };
+			const path = new URL(subscription.url);
+			const at = (processor: number) => `${cluster.webhookProcessors[processor].baseUrl}${path.pathname}${path.search}`;
+
+			// Both processors at once, then each again: every copy is accepted (the service
+			// must not retry), the repeat to the same processor starts nothing.
+			const first = await Promise.all([post(at(0), body, headers), post(at(1), body, headers)]);
+			const again = await Promise.all([post(at(0), body, headers), post(at(1), body, headers)]);
+			expect([...first, ...again].map((a) => a.status)).toEqual([200, 200, 200, 200]);
+
+			// Documented behaviour (README, "Several n8n processes"): duplicate suppression is
+			// per process, so each processor starts one run; the runs share the deliveryId that
+			// a Remove Duplicates node keys on.
+			const executions = await cluster.main.waitForExecutions(triggerId, before + 2, { timeoutMs: 90_000 });
+			await new Promise((resolve) => setTimeout(resolve, 2_000));
+			const all = await cluster.main.listExecutions(triggerId);
+			const copies = all.filter((e) => (nodeJson(e, 'Patient Updated')[0]?.value as { id?: number })?.id === 3);
+			expect(executions.length).toBeGreaterThanOrEqual(before + 2);
+			expect(copies).toHaveLength(2);
+			const ids = copies.map((e) => nodeJson(e, 'Patient Updated')[0].deliveryId);
+			expect(typeof ids[0]).toBe('string');
+			expect(ids[1]).toBe(ids[0]);
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		'two mains started together against one database leave one subscription per event, and a delivery starts one run',
+		n8n.run(async (ctx) => {
+			await cluster.main.stop();
+			// The service lost the subscription (or it was never made): each main's start-up
+			// finds none and subscribes.
+			const token = await fetch(`${sim.apiBaseUrl}/oauth/token`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({ grant_type: 'password', ...sim.demo }),
+			}).then(async (r) => ((await r.json()) as { access_token: string }).access_token);
+			for (const s of live()) {
+				const deleted = await fetch(`${sim.webhooksBaseUrl}/webhooks/${s.id}`, {
+					method: 'DELETE',
+					headers: { 'content-type': 'application/json' },
+					body: JSON.stringify({ service_access_token: token }),
+				});
+				expect(deleted.status).toBe(200);
+			}
+			expect(live()).toHaveLength(0);
+			const madeBefore = sim.subscriptions().length;
+
+			// Both activate their active workflows at start (the publication service off: its
+			// outbox would hand the work to one of them).
+			const env = { N8N_USE_WORKFLOW_PUBLICATION_SERVICE: 'false' };
+			const secondPort = await getFreePort();
+			// A slow service widens the window between a main's check and its subscribe, so the
+			// two start-ups overlap there as they do when the service is busy.
+			sim.setLatency(5_000);
+			sim.clearLog();
+			let mains: N8nServer[] = [];
+			try {
+				mains = await Promise.all([startN8n(ctx, { env }), startN8n(ctx, { env, port: secondPort })]);
+				mains.forEach((main) => n8n.track(main));
+				sim.setLatency(150);
+				await waitFor('a subscription for patient-updated', async () => (live().length > 0 ? true : undefined), {
+					timeoutMs: 60_000,
+				});
+				await new Promise((resolve) => setTimeout(resolve, 3_000));
+				const calls = sim.log.filter((e) => e.host === 'webhooks').map((e) => `${e.method} ${e.path.replace(/\/\d+$/, '/{id}')} ${e.status}`);
+				process.stdout.write(
+					`${version} two mains: ${sim.subscriptions().length - madeBefore} subscription(s) made at start-up, ` +
+						`${live().length} live; webhook-service calls in order: ${calls.join(', ')}\n`,
+				);
+				const events = live().map((s) => s.event_name);
+				expect(events).toEqual(['patient-updated']);
+
+				const before = (await mains[0].listExecutions(triggerId, { includeData: false })).length;
+				const record = await sim.emit('patient', 'patient-updated', { id: 4, first_name: 'Carmen' });
+				expect(record.logs.map((log) => log.response_code)).toEqual([200]);
+				await mains[0].waitForExecutions(triggerId, before + 1, { timeoutMs: 60_000 });
+			} finally {
+				sim.setLatency(150);
+				await Promise.all(mains.map(async (main) => await main.stop()));
+			}
+		}),
+		8 * 60_000,
+	);
+});
