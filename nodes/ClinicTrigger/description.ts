@@ -7,6 +7,9 @@ import { DEFAULT_SIGNATURE_HEADER } from '../shared/signature';
 
 export const DEFAULT_DUPLICATE_WINDOW_MINUTES = 60;
 
+/** How a repeated delivery is told from a new event (see receive.ts). */
+export type DuplicateCheck = 'eventLog' | 'sameBody' | 'off';
+
 export const triggerProperties: INodeProperties[] = [
 	{
 		// n8n offers no display condition on its own webhook address, so this shows always.
@@ -50,13 +53,40 @@ export const triggerProperties: INodeProperties[] = [
 					"Whether to register an http:// callback address. Only for local tests (for example with the clinic simulator): the real service accepts HTTPS addresses only, so set n8n's WEBHOOK_URL to a public https:// address instead.",
 			},
 			{
+				displayName: 'Duplicate Check',
+				name: 'duplicateCheck',
+				type: 'options',
+				default: 'eventLog',
+				options: [
+					{
+						name: 'Event Log',
+						value: 'eventLog',
+						description:
+							'Looks each delivery up in the service\'s event log: a repeated delivery of one event starts nothing, and distinct events with the same payload each start a run. Costs one event-log read per delivery.',
+					},
+					{
+						name: 'Same Body Within Window',
+						value: 'sameBody',
+						description:
+							'No event-log read: a delivery with the same body as one accepted within "Ignore Repeats For" starts nothing. Can drop a second, distinct event with an identical payload (e.g. a patient joining a waiting room twice).',
+					},
+					{
+						name: 'Off',
+						value: 'off',
+						description: 'Every verified delivery starts a run, repeats included',
+					},
+				],
+				description:
+					'The service may deliver an event more than once. Per n8n process: with several webhook processors, add Remove Duplicates on eventId (see the README).',
+			},
+			{
 				displayName: 'Ignore Repeats For (Minutes)',
 				name: 'duplicateWindowMinutes',
 				type: 'number',
 				typeOptions: { minValue: 0 },
 				default: DEFAULT_DUPLICATE_WINDOW_MINUTES,
 				description:
-					'A delivery with exactly the same body for the same subscription within this many minutes of an accepted one is answered but starts no execution (the service may send a delivery more than once). 0 turns this off. This memory is per n8n process: with several processes, add a Remove Duplicates node on the deliveryId field.',
+					'With Duplicate Check "Same Body Within Window": how long a body is remembered. 0 turns it off.',
 			},
 			{
 				displayName: 'Include Raw Body',

@@ -5,13 +5,13 @@
  * 1. body: empty, larger than the limit, not JSON or not an object -> 400;
  * 2. event: `?event=<key>` names an event this trigger listens for -> else 404;
  * 3. proof: signature (or secret) verified over the raw bytes in constant time -> else 401;
- * 4. repeat: the same body for the same subscription accepted within the window -> 200.
+ * 4. repeat -> 200: by default every logged event with this payload was emitted already
+ *    (eventResolution.ts); or, opted in, the same body accepted within the window.
  *
- * Checks 1-4 run synchronously, so two copies arriving at the same moment cannot both
- * pass step 4. The node answers the request itself (n8n 2.41 keeps static data changed in
+ * Step 4 checks and records in one synchronous step, so two copies arriving at the same
+ * moment cannot both pass it. The node answers the request itself (n8n 2.41 keeps static data changed in
  * `webhook()` only then; this handler changes none anyway).
  */
-import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { findEvent, fullTopic } from '../shared/catalog';
@@ -21,6 +21,9 @@ import type { VerificationMode } from '../shared/signature';
 import { ClinicClient } from '../shared/transport';
 import type { IntegrationCredentialType } from '../shared/transport';
 import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
+import type { DuplicateCheck } from './description';
+import type { EventRecord } from '../shared/webhookService';
+import { resolveDelivery } from './eventResolution';
 import { EVENT_QUERY_PARAMETER, secretOf, storedSubscriptions } from './subscriptions';
 import type { StoredSubscription } from './subscriptions';
 
@@ -109,33 +112,43 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		return { noWebhookResponse: true };
 	}
 
-	// 4. Repeats: checked and recorded in one synchronous step.
-	const windowMinutes = numberOption(options.duplicateWindowMinutes, DEFAULT_DUPLICATE_WINDOW_MINUTES);
-	const repeatKey = [this.getWorkflow().id ?? '', this.getNode().name, key, String(stored?.id ?? ''), sha256Hex(raw)].join('\n');
-	if (windowMinutes > 0 && recentDeliveries.seen(repeatKey, windowMinutes * 60_000)) {
-		respond(this, { status: 200, body: { received: true, duplicate: true } });
-		return { noWebhookResponse: true };
-	}
-
 	let topic = stored?.topic ?? '';
 	if (!topic) {
 		// Only without a stored subscription (verification "none"): ask the credential.
-		try {
-			const authentication = this.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
-			topic = fullTopic((await new ClinicClient(this, authentication).integrationSettings()).topicPrefix, event.suffix);
-		} catch (error) {
-			// Not accepted after all: let the service's retry through.
-			recentDeliveries.forget(repeatKey);
-			throw new NodeOperationError(this.getNode(), error as Error);
+		const authentication = this.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
+		topic = fullTopic((await new ClinicClient(this, authentication).integrationSettings()).topicPrefix, event.suffix);
+	}
+	const value = unwrapPayload(parsed.body) as IDataObject;
+
+	// 4. Repeats. Each check records what it accepts in the same synchronous step as it
+	//    checks, so two copies arriving at the same moment cannot both pass.
+	const duplicateCheck = (options.duplicateCheck as DuplicateCheck | undefined) ?? 'eventLog';
+	const triggerKey = [this.getWorkflow().id ?? '', this.getNode().name, key].join('\n');
+	let logged: EventRecord | undefined;
+	if (duplicateCheck === 'eventLog') {
+		const resolution = await resolveDelivery(this, triggerKey, { topic, name: event.name }, value);
+		if (resolution.kind === 'repeat') {
+			respond(this, { status: 200, body: { received: true, duplicate: true } });
+			return { noWebhookResponse: true };
+		}
+		if (resolution.kind === 'event') logged = resolution.event;
+	} else if (duplicateCheck === 'sameBody') {
+		const windowMinutes = numberOption(options.duplicateWindowMinutes, DEFAULT_DUPLICATE_WINDOW_MINUTES);
+		const repeatKey = [triggerKey, String(stored?.id ?? ''), sha256Hex(raw)].join('\n');
+		if (windowMinutes > 0 && recentDeliveries.seen(repeatKey, windowMinutes * 60_000)) {
+			respond(this, { status: 200, body: { received: true, duplicate: true } });
+			return { noWebhookResponse: true };
 		}
 	}
 
 	const json: IDataObject = {
 		event: event.name,
 		topic,
+		eventId: logged?.id ?? null,
+		...(logged?.created_at ? { createdAt: logged.created_at } : {}),
 		deliveryId: deliveryIdOf(key, raw),
 		receivedAt: new Date().toISOString(),
-		value: unwrapPayload(parsed.body) as IDataObject,
+		value,
 	};
 	if (options.includeRawBody === true) json.rawBody = raw.toString('utf8');
 	const item: INodeExecutionData = { json };

@@ -8,6 +8,7 @@ import type {
 	IExecuteFunctions,
 	IHttpRequestOptions,
 	IPollFunctions,
+	IWebhookFunctions,
 	JsonObject,
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
@@ -31,7 +32,7 @@ export interface EventFilter {
 	name?: string;
 }
 
-export type EventLogContext = IExecuteFunctions | IPollFunctions;
+export type EventLogContext = IExecuteFunctions | IPollFunctions | IWebhookFunctions;
 
 /**
  * The spec declares offset, limit, topic and name in a JSON body on the GET, but some

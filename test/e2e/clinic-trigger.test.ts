@@ -192,6 +192,27 @@ describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationS
 	);
 
 	it(
+		'two distinct events with identical bodies start two runs; a repeated delivery of one starts none',
+		n8n.run(async () => {
+			const same = { id: 7, first_name: 'Eva' };
+			const first = await sim.emit('patient', 'patient-updated', same);
+			sim.setDuplicateDeliveries('sequential');
+			const second = await sim.emit('patient', 'patient-updated', same);
+			sim.setDuplicateDeliveries('off');
+			await settle();
+			const executions = await server.waitForExecutions(patientsId, 4);
+			expect(executions).toHaveLength(4);
+			const ids = executions
+				.map((e) => nodeJson(e, 'Patient Events')[0])
+				.filter((json) => (json.value as { id?: number }).id === 7)
+				.map((json) => json.eventId)
+				.sort();
+			expect(ids).toEqual([first.id, second.id].sort());
+		}),
+		5 * 60_000,
+	);
+
+	it(
 		'a delivery with a bad signature or for another event is refused and starts nothing',
 		n8n.run(async () => {
 			const subscription = live().find((s) => s.event_name === 'patient-updated')!;
@@ -209,7 +230,7 @@ describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationS
 			const wrongEvent = await fetch(otherEvent, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
 			expect(wrongEvent.status).toBe(404);
 			await settle();
-			expect(await executionsOf(patientsId)).toHaveLength(2);
+			expect(await executionsOf(patientsId)).toHaveLength(4);
 		}),
 		5 * 60_000,
 	);
@@ -229,7 +250,7 @@ describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationS
 			// Same subscriptions, or replacements: never more than one per event.
 			expect(live()).toHaveLength(before.length);
 			await sim.emit('patient', 'patient-updated', { id: 4, first_name: 'Carmen' });
-			await server.waitForExecutions(patientsId, 3, { timeoutMs: 60_000 });
+			await server.waitForExecutions(patientsId, 5, { timeoutMs: 60_000 });
 		}),
 		5 * 60_000,
 	);

@@ -10,7 +10,7 @@
  *   execution succeeds, the token requests per round are printed and bounded by one per
  *   process, a later run succeeds, the stored refresh token is the newest live one.
  * - A delivery sent to both webhook processors: the documented behaviour (duplicate
- *   suppression is per process; both runs carry the same deliveryId for Remove Duplicates).
+ *   suppression is per process; both runs carry the same eventId for Remove Duplicates).
  * - Two mains started together against one database leave one subscription per event.
  *   (n8n's multi-main mode needs a license it checks at start, so the two mains here are
  *   two plain queue-mode mains, each its own leader: both activate at start-up.)
@@ -303,11 +303,15 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 	);
 
 	it(
-		'a delivery sent to both webhook processors: suppressed per processor, one run per processor, both with the same deliveryId',
+		'a delivery sent to both webhook processors: suppressed per processor, one run per processor, both with the same eventId',
 		n8n.run(async () => {
 			const before = (await cluster.main.listExecutions(triggerId, { includeData: false })).length;
 			const [subscription] = live();
-			const body = JSON.stringify({ value: { id: 3, first_name: 'Ana' } });
+			// An event in the service's log (not delivered by it), then delivered by hand, as the
+			// service does: the body holds its value and nothing else.
+			sim.seedEvents(1, 'patient', 'patient-updated');
+			const logged = sim.events()[sim.events().length - 1];
+			const body = JSON.stringify({ value: logged.value });
 			const headers = { signature: signDelivery(subscription.authentication_data.secret, Buffer.from(body)) };
 			const path = new URL(subscription.url);
 			const at = (processor: number) => `${cluster.webhookProcessors[processor].baseUrl}${path.pathname}${path.search}`;
@@ -319,12 +323,12 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 			expect([...first, ...again].map((a) => a.status)).toEqual([200, 200, 200, 200]);
 
 			// Documented behaviour (README, "Several n8n processes"): duplicate suppression is
-			// per process, so each processor starts one run; the runs share the deliveryId that
+			// per process, so each processor starts one run; the runs share the eventId that
 			// a Remove Duplicates node keys on.
 			const executions = await cluster.main.waitForExecutions(triggerId, before + 2, { timeoutMs: 90_000 });
 			await new Promise((resolve) => setTimeout(resolve, 2_000));
 			const all = await cluster.main.listExecutions(triggerId);
-			const copies = all.filter((e) => (nodeJson(e, 'Patient Updated')[0]?.value as { id?: number })?.id === 3);
+			const copies = all.filter((e) => nodeJson(e, 'Patient Updated')[0]?.eventId === logged.id);
 			expect(executions.length).toBeGreaterThanOrEqual(before + 2);
 			expect(copies).toHaveLength(2);
 			const ids = copies.map((e) => nodeJson(e, 'Patient Updated')[0].deliveryId);

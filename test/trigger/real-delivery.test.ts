@@ -5,6 +5,7 @@
  * webhook() through n8n-core. Nothing here computes a signature: the simulator does.
  */
 
+import { emittedEvents } from '../../nodes/ClinicTrigger/eventResolution';
 import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 import { activateTrigger, runTriggerHook } from '../helpers/trigger';
 import { startSimulator } from '../simulator';
@@ -32,6 +33,8 @@ afterAll(async () => {
 beforeEach(() => {
 	sim.reset();
 	recentDeliveries.clear();
+	// The simulator numbers its events from 1 again after a reset.
+	emittedEvents.clear();
 	receiver.results.length = 0;
 });
 
@@ -63,6 +66,8 @@ it('an emitted event reaches the workflow once, verified, with its payload and t
 		{
 			event: 'patient-created',
 			topic: 'clinic-38729.patient',
+			eventId: record.id,
+			createdAt: record.created_at,
 			deliveryId: expect.stringMatching(/^[0-9a-f]{64}$/),
 			receivedAt: expect.any(String),
 			value: patient,
@@ -88,6 +93,30 @@ it('sequential duplicate deliveries -> one execution, both copies answered 200',
 	expect(record.logs.map((log) => log.response_code)).toEqual([200, 200]);
 	expect(receiver.results).toHaveLength(2);
 	expect(receiver.executions()).toHaveLength(1);
+});
+
+it('two distinct events with the same payload start two runs, each with its own event id', async () => {
+	await activate([TWR_JOINED]);
+	const joined = { patient_id: 31, waiting_room_id: 2 };
+	const first = await sim.emit('waiting-room', 'patient-joined-twr', joined);
+	const second = await sim.emit('waiting-room', 'patient-joined-twr', joined);
+	expect(first.id).not.toBe(second.id);
+	const runs = receiver.executions().map((r) => r.workflowData?.[0][0].json);
+	expect(runs.map((json) => json?.eventId)).toEqual([first.id, second.id]);
+	expect(runs.map((json) => json?.value)).toEqual([joined, joined]);
+});
+
+it('a repeated delivery of one event (byte-identical, no id anywhere) starts no second run', async () => {
+	await activate([TWR_JOINED]);
+	const joined = { patient_id: 32, waiting_room_id: 2 };
+	sim.setDuplicateDeliveries('sequential');
+	const record = await sim.emit('waiting-room', 'patient-joined-twr', joined);
+	sim.setDuplicateDeliveries('off');
+	expect(receiver.results).toHaveLength(2);
+	expect(receiver.executions().map((r) => r.workflowData?.[0][0].json.eventId)).toEqual([record.id]);
+	// The same payload again, as a new event: a run of its own.
+	const again = await sim.emit('waiting-room', 'patient-joined-twr', joined);
+	expect(receiver.executions().map((r) => r.workflowData?.[0][0].json.eventId)).toEqual([record.id, again.id]);
 });
 
 it('concurrent duplicate deliveries -> one execution', async () => {

@@ -78,6 +78,8 @@ describe('a verified delivery', () => {
 		const item = result.workflowData![0][0].json;
 		expect(item).toEqual({
 			event: 'patient-created',
+			// Not in the event log (a hand-made delivery): no id, and never dropped for that.
+			eventId: null,
 			topic: 'clinic-38729.patient',
 			deliveryId: expect.stringMatching(/^[0-9a-f]{64}$/),
 			receivedAt: expect.any(String),
@@ -252,11 +254,14 @@ describe('bodies that start nothing: 400', () => {
 	});
 });
 
-describe('repeated deliveries', () => {
+describe('repeated deliveries, Duplicate Check "Same Body Within Window" (opt-in)', () => {
+	// The bodies here are not in the service's event log: only the body memory applies.
+	const SAME_BODY = { duplicateCheck: 'sameBody' };
+
 	it('the same body again for the same subscription -> 200, no second execution', async () => {
 		const raw = patientBody();
-		const first = await deliver(raw);
-		const second = await deliver(raw);
+		const first = await deliver(raw, { options: SAME_BODY });
+		const second = await deliver(raw, { options: SAME_BODY });
 		expect(first.workflowData).toHaveLength(1);
 		expect(second.response.status).toBe(200);
 		expect(second.response.body).toEqual({ received: true, duplicate: true });
@@ -265,35 +270,41 @@ describe('repeated deliveries', () => {
 
 	it('two copies at the same moment -> exactly one execution', async () => {
 		const raw = patientBody();
-		const results = await Promise.all(Array.from({ length: 5 }, () => deliver(raw)));
+		const results = await Promise.all(Array.from({ length: 5 }, () => deliver(raw, { options: SAME_BODY })));
 		expect(results.filter((r) => r.workflowData !== undefined)).toHaveLength(1);
 		expect(results.every((r) => r.response.status === 200)).toBe(true);
 	});
 
 	it('the same body for another event is not a repeat', async () => {
 		const raw = patientBody();
-		expect((await deliver(raw)).workflowData).toHaveLength(1);
-		expect((await deliver(raw, { event: CONSULTATION_FINISHED })).workflowData).toHaveLength(1);
+		expect((await deliver(raw, { options: SAME_BODY })).workflowData).toHaveLength(1);
+		expect((await deliver(raw, { event: CONSULTATION_FINISHED, options: SAME_BODY })).workflowData).toHaveLength(1);
 	});
 
 	it('a refused copy (bad signature) does not block the genuine one', async () => {
 		const raw = patientBody();
-		expect((await deliver(raw, { headers: { signature: 'f'.repeat(64) } })).response.status).toBe(401);
-		expect((await deliver(raw)).workflowData).toHaveLength(1);
+		expect((await deliver(raw, { headers: { signature: 'f'.repeat(64) }, options: SAME_BODY })).response.status).toBe(401);
+		expect((await deliver(raw, { options: SAME_BODY })).workflowData).toHaveLength(1);
 	});
 
 	it('"Ignore Repeats For" 0 turns the memory off', async () => {
 		const raw = patientBody();
-		const options = { duplicateWindowMinutes: 0 };
+		const options = { ...SAME_BODY, duplicateWindowMinutes: 0 };
 		expect((await deliver(raw, { options })).workflowData).toHaveLength(1);
 		expect((await deliver(raw, { options })).workflowData).toHaveLength(1);
 	});
 
-	it('another workflow node (other name) keeps its own memory', async () => {
+	it('a delivery the event log does not know (default check) is never dropped: each copy starts a run', async () => {
 		const raw = patientBody();
 		expect((await deliver(raw)).workflowData).toHaveLength(1);
+		expect((await deliver(raw)).workflowData).toHaveLength(1);
+	});
+
+	it('another workflow node (other name) keeps its own memory', async () => {
+		const raw = patientBody();
+		expect((await deliver(raw, { options: SAME_BODY })).workflowData).toHaveLength(1);
 		const staticData = { 'node:Second Trigger': activated.nodeStaticData };
-		expect((await deliver(raw, { nodeName: 'Second Trigger', staticData })).workflowData).toHaveLength(1);
+		expect((await deliver(raw, { nodeName: 'Second Trigger', staticData, options: SAME_BODY })).workflowData).toHaveLength(1);
 	});
 });
 

@@ -1,0 +1,70 @@
+/**
+ * Which logged event a delivery is. The service's deliveries carry no event id: a retried
+ * delivery and a second event with the same payload are byte-identical. The event log
+ * tells them apart: each matching event (same topic, name and value) is emitted once, the
+ * oldest first, so N events with one payload start N runs and any retry starts none.
+ */
+import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
+
+import { EventLog } from '../shared/webhookService';
+import type { EventRecord } from '../shared/webhookService';
+import { RecentDeliveries } from '../shared/deliveries';
+import type { IntegrationCredentialType } from '../shared/transport';
+
+/** How many of the newest matching events a delivery is compared with. */
+const RECENT_EVENTS = 50;
+
+/** Events this n8n process has emitted, by trigger and event id (kept a day). */
+export const emittedEvents = new RecentDeliveries(20_000);
+const EMITTED_FOR_MS = 24 * 60 * 60_000;
+
+export type Resolution =
+	| { kind: 'event'; event: EventRecord }
+	/** Every matching event was emitted already: a repeated delivery. */
+	| { kind: 'repeat' }
+	/** The log could not be read, or holds no such event (yet): emit without an id, never drop. */
+	| { kind: 'unknown' };
+
+/** JSON with sorted keys: the same value whatever order the service wrote its keys in. */
+function canonical(value: unknown): string {
+	if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+	if (value && typeof value === 'object') {
+		const record = value as Record<string, unknown>;
+		return `{${Object.keys(record)
+			.sort()
+			.map((key) => `${JSON.stringify(key)}:${canonical(record[key])}`)
+			.join(',')}}`;
+	}
+	return JSON.stringify(value) ?? 'null';
+}
+
+export async function resolveDelivery(
+	ctx: IWebhookFunctions,
+	triggerKey: string,
+	filter: { topic: string; name: string },
+	payload: unknown,
+): Promise<Resolution> {
+	let recent: EventRecord[];
+	try {
+		const authentication = ctx.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
+		recent = await EventLog.open(ctx, authentication).recent(filter, RECENT_EVENTS);
+	} catch (error) {
+		ctx.logger.warn(
+			`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); the delivery starts a run without an event id`,
+		);
+		return { kind: 'unknown' };
+	}
+	const wanted = canonical(payload);
+	const matching = recent
+		.filter((event) => canonical((event as IDataObject).value) === wanted)
+		.sort((a, b) => a.id - b.id);
+	if (matching.length === 0) return { kind: 'unknown' };
+	// Chosen and recorded in one synchronous step: two copies at once cannot both take it.
+	const chosen = matching.find((event) => !emittedEvents.seen(`${triggerKey}\n${event.id}`, EMITTED_FOR_MS));
+	return chosen ? { kind: 'event', event: chosen } : { kind: 'repeat' };
+}
+
+/** Lets a later delivery take this event again (its run could not be started after all). */
+export function forgetEmitted(triggerKey: string, eventId: number): void {
+	emittedEvents.forget(`${triggerKey}\n${eventId}`);
+}
