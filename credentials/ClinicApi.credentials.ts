@@ -13,6 +13,7 @@ import {
 	ClinicSignInError,
 	TWO_FACTOR_MESSAGE,
 	exchange,
+	leavesPasswordToTransport,
 	passwordSessionFingerprint,
 	placeIntegrationToken,
 	sessionFromAnswer,
@@ -77,7 +78,11 @@ export class ClinicApi implements ICredentialType {
 						refreshToken: refreshed.answer.refresh_token ?? refreshToken,
 					};
 				}
-				// A refused refresh falls back to the password once; anything else was thrown.
+				// Refused: another process may have rotated it (the transport looks in n8n's store,
+				// then asks again without it); otherwise the password, once.
+				if (leavesPasswordToTransport(credentials)) {
+					throw new ClinicSignInError('The clinic service refused the stored refresh token.', refreshToken);
+				}
 			}
 			const signedIn = await exchange(this, baseUrl, 'password', {
 				username: String(credentials.username ?? ''),

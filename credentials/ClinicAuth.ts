@@ -279,6 +279,21 @@ export function signInFailureOf(credentials: object): SignInFailure | undefined 
 	return signInFailures.get(credentials);
 }
 
+/**
+ * Credential data the nodes' transport handed to n8n. When the service refuses its stored
+ * refresh token, the transport first looks in n8n's store for the pair another process
+ * (queue mode) rotated to, so the password credential leaves the password sign-in to it.
+ */
+const readsStoreFirst = new WeakSet<object>();
+
+export function readStoreBeforePassword(credentials: object): void {
+	readsStoreFirst.add(credentials);
+}
+
+export function leavesPasswordToTransport(credentials: object): boolean {
+	return readsStoreFirst.has(credentials);
+}
+
 /** Clears a recorded failure, once the transport has read a newer session from n8n's store. */
 export function forgetSignInFailure(credentials: object): void {
 	signInFailures.delete(credentials);

@@ -23,6 +23,7 @@ import {
 	passwordSessionFingerprint,
 	refreshSessionFingerprint,
 	forgetSignInFailure,
+	readStoreBeforePassword,
 	refreshTokenOf,
 	sessionNeedsNewToken,
 	signInFailureOf,
@@ -141,6 +142,7 @@ export class ClinicClient {
 				const data = await this.ctx.getCredentials(type);
 				const reference = this.ctx.getNode().credentials?.[type];
 				const copy = { ...data };
+				readStoreBeforePassword(copy);
 				return { data: copy, decrypted: { id: reference?.id ?? '', name: reference?.name ?? type, type, data: copy } };
 			})();
 			this.decrypted.set(type, pending);
@@ -357,14 +359,15 @@ export class ClinicClient {
 				// The credential recorded a failed sign-in against this very data object.
 				const failure = request.auth === 'integration' ? signInFailureOf(data) : undefined;
 				if (!failure) throw transportError(node, unreachable(error), host, itemIndex);
-				if (
-					attempt === 0 &&
-					failure.refusedRefreshToken &&
-					(await this.adoptAfterRefusedRefresh(type as IntegrationCredentialType, data, failure.refusedRefreshToken))
-				) {
-					// Once, never a loop: the second attempt's failure is final.
-					forgetSignInFailure(data);
-					continue;
+				if (attempt === 0 && failure.refusedRefreshToken) {
+					const newer = await this.adoptAfterRefusedRefresh(type as IntegrationCredentialType, data, failure.refusedRefreshToken);
+					// Nothing newer: the password credential signs in with the password instead.
+					if (!newer && type === 'clinicApi') data.refreshToken = '';
+					if (newer || type === 'clinicApi') {
+						// Once, never a loop: the second attempt's failure is final.
+						forgetSignInFailure(data);
+						continue;
+					}
 				}
 				this.signInFailure = failure.message;
 				throw signInError(node, failure.message, host, itemIndex);
