@@ -162,6 +162,9 @@ describe.each(ALL_N8N_VERSIONS)('Clinic node in n8n %s', (version) => {
 			const [verified] = nodeJson(signIn, 'Verify Code');
 			expect(verified.token).toEqual(expect.any(String));
 			expect(JSON.stringify(nodeJson(signIn, 'Verify Code'))).not.toContain(sim.portalDemo.code);
+			// The same workflow uses the token right away (Portal Token From: Earlier Step); it goes no further.
+			expect(nodeJson(signIn, 'Get People').map((p) => p.id)).toContain(4);
+			expect(JSON.stringify(nodeJson(signIn, 'Get People'))).not.toContain(String(verified.token));
 
 			await importCredentials(ctx, simulatorCredentials(sim, String(verified.token)));
 			const people = await run('patient-portal-people.json');

@@ -25,7 +25,7 @@ export const description = updateDisplayOptions(
 		...properties,
 		{
 			displayName:
-				'The output is the portal token: paste it into a "Clinic Patient Portal API" credential to use Patient Portal > Get People. It opens only the portal, never the integration API.',
+				'The output is the portal token. Patient Portal > Get People can use it in this workflow (Portal Token From: Earlier Step), or paste it into a "Clinic Patient Portal API" credential. It opens only the portal, never the integration API.',
 			name: 'tokenNotice',
 			type: 'notice',
 			default: '',
