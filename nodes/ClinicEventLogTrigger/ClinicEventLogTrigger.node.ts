@@ -7,7 +7,9 @@ import type {
 	IPollFunctions,
 } from 'n8n-workflow';
 
+import { integrationCredentials } from '../shared/authentication';
 import { describeTopicPrefixProblem, findEvent, fullTopic } from '../shared/catalog';
+import { eventsSubtitle } from '../shared/catalogOptions';
 import type { IntegrationCredentialType } from '../shared/transport';
 import type { EventFilter, EventRecord } from '../shared/webhookService';
 import { EventLog, redactEvent } from '../shared/webhookService';
@@ -22,25 +24,14 @@ export class ClinicEventLogTrigger implements INodeType {
 		icon: { light: 'file:clinic.svg', dark: 'file:clinic.dark.svg' },
 		group: ['trigger'],
 		version: 1,
-		subtitle: '={{$parameter["events"].join(", ")}}',
+		subtitle: eventsSubtitle('events'),
 		description:
 			"Starts the workflow for each new event in the clinic service's event log, checked on a schedule: works without a public address and catches up after downtime",
 		defaults: { name: 'Clinic Event Log Trigger' },
 		polling: true,
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [
-			{
-				name: 'clinicApi',
-				required: true,
-				displayOptions: { show: { authentication: ['clinicApi'] } },
-			},
-			{
-				name: 'clinicRefreshTokenApi',
-				required: true,
-				displayOptions: { show: { authentication: ['clinicRefreshTokenApi'] } },
-			},
-		],
+		credentials: integrationCredentials,
 		properties: eventLogTriggerProperties,
 	};
 

@@ -1,20 +1,14 @@
 /** The Clinic Event Log Trigger's panel: credential, events from the shared catalog, where to start, options. */
 import type { INodeProperties } from 'n8n-workflow';
 
-import { integrationAuthenticationOptions } from '../shared/authentication';
+import { integrationAuthenticationProperty } from '../shared/authentication';
 import { eventOptions } from '../shared/catalogOptions';
 
 export const DEFAULT_MAX_EVENTS_PER_POLL = 1000;
 export const MAX_EVENTS_PER_POLL_LIMIT = 10000;
 
 export const eventLogTriggerProperties: INodeProperties[] = [
-	{
-		displayName: 'Authentication',
-		name: 'authentication',
-		type: 'options',
-		options: integrationAuthenticationOptions,
-		default: 'clinicApi',
-	},
+	integrationAuthenticationProperty,
 	{
 		displayName: 'Events',
 		name: 'events',

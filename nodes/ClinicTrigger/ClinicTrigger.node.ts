@@ -7,6 +7,7 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
+import { integrationCredentials } from '../shared/authentication';
 import { eventsSubtitle } from '../shared/catalogOptions';
 import { triggerProperties } from './description';
 import { requireAcceptedAddress, requireWebhookService } from './preflight';
@@ -26,18 +27,7 @@ export class ClinicTrigger implements INodeType {
 		defaults: { name: 'Clinic Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [
-			{
-				name: 'clinicApi',
-				required: true,
-				displayOptions: { show: { authentication: ['clinicApi'] } },
-			},
-			{
-				name: 'clinicRefreshTokenApi',
-				required: true,
-				displayOptions: { show: { authentication: ['clinicRefreshTokenApi'] } },
-			},
-		],
+		credentials: integrationCredentials,
 		webhooks: [
 			{
 				name: 'default',

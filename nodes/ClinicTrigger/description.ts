@@ -1,7 +1,7 @@
 /** The Clinic Trigger's panel: credential choice, events from the shared catalog, options. */
 import type { INodeProperties } from 'n8n-workflow';
 
-import { integrationAuthenticationOptions } from '../shared/authentication';
+import { integrationAuthenticationProperty } from '../shared/authentication';
 import { eventOptions } from '../shared/catalogOptions';
 import { DEFAULT_SIGNATURE_HEADER } from '../shared/signature';
 
@@ -20,13 +20,7 @@ export const triggerProperties: INodeProperties[] = [
 		default: '',
 		displayOptions: { hide: { '/options.allowInsecureUrl': [true] } },
 	},
-	{
-		displayName: 'Authentication',
-		name: 'authentication',
-		type: 'options',
-		options: integrationAuthenticationOptions,
-		default: 'clinicApi',
-	},
+	integrationAuthenticationProperty,
 	{
 		displayName: 'Events',
 		name: 'events',

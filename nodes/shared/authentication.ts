@@ -1,5 +1,5 @@
 /** The integration credential choice both nodes offer: one definition, one wording. */
-import type { INodePropertyOptions } from 'n8n-workflow';
+import type { INodeCredentialDescription, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 export const integrationAuthenticationOptions: INodePropertyOptions[] = [
 	{
@@ -23,3 +23,22 @@ export const nodeAuthenticationOptions: INodePropertyOptions[] = [
 		description: 'Waiting rooms, states and the patient portal sign-in need no credential',
 	},
 ];
+
+/** The credentials of the two triggers: the one the Authentication choice names. */
+export const integrationCredentials: INodeCredentialDescription[] = [
+	{ name: 'clinicApi', required: true, displayOptions: { show: { authentication: ['clinicApi'] } } },
+	{
+		name: 'clinicRefreshTokenApi',
+		required: true,
+		displayOptions: { show: { authentication: ['clinicRefreshTokenApi'] } },
+	},
+];
+
+/** The triggers' Authentication parameter. */
+export const integrationAuthenticationProperty: INodeProperties = {
+	displayName: 'Authentication',
+	name: 'authentication',
+	type: 'options',
+	options: integrationAuthenticationOptions,
+	default: 'clinicApi',
+};
