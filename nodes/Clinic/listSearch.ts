@@ -1,9 +1,10 @@
 /** The "From List" lists of the node's resource locators. */
-import type { IDataObject, ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
+import type { ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
 
 import { EVENTS, splitTopic } from '../shared/catalog';
 import { ClinicClient } from '../shared/transport';
 import type { Authentication } from '../shared/transport';
+import { WebhookSubscriptions, isLive } from '../shared/webhookService';
 
 function eventLabel(topic: string, name: string): string {
 	const suffix = splitTopic(topic)?.suffix ?? topic;
@@ -14,16 +15,7 @@ function eventLabel(topic: string, name: string): string {
 export async function searchSubscriptions(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
 	const authentication = this.getNodeParameter('authentication', 'clinicApi') as Authentication;
 	const client = new ClinicClient(this, authentication);
-	const body = await client.request<IDataObject | IDataObject[]>({
-		host: 'webhooks',
-		method: 'GET',
-		path: '/webhooks',
-		auth: 'integration',
-		subject: 'The webhook subscriptions',
-	});
-	const records = (Array.isArray(body) ? body : ((body?.webhooks as IDataObject[] | undefined) ?? [])).filter(
-		(subscription) => subscription.status === 'enabled' && (subscription.deleted_at ?? null) === null,
-	);
+	const records = (await new WebhookSubscriptions(client, () => this.getNode()).list()).filter(isLive);
 	const wanted = (filter ?? '').trim().toLowerCase();
 	const results = records
 		.map((subscription) => ({

@@ -27,6 +27,8 @@ import { EVENTS, describeTopicPrefixProblem, findEvent, fullTopic } from '../sha
 import { signingKeyId, subscriptionSecret } from '../shared/signature';
 import type { CatalogEvent } from '../shared/catalog';
 import { ClinicClient } from '../shared/transport';
+import { WebhookSubscriptions, idFromCreateAnswer, isLive } from '../shared/webhookService';
+import type { RemoteSubscription } from '../shared/webhookService';
 import type { IntegrationCredentialType } from '../shared/transport';
 
 /** Query parameter of the callback URL that names the event (the body does not). */
@@ -40,17 +42,6 @@ export interface StoredSubscription {
 	keyId?: string;
 	/** The secret itself, as versions before 0.2 stored it; replaced at the next activation. */
 	legacySecret?: string;
-}
-
-/** A subscription as GET /webhooks lists it. */
-export interface RemoteSubscription {
-	id: number | string;
-	url?: string;
-	event_topic?: string;
-	event_name?: string;
-	status?: string;
-	deleted_at?: string | null;
-	authentication_data?: { secret?: string };
 }
 
 // ---- static data ------------------------------------------------------------------
@@ -159,12 +150,6 @@ export function isSecureUrl(url: string): boolean {
 	}
 }
 
-/** Live = enabled and not deleted (a subscription the service still delivers to). */
-export function isLive(subscription: RemoteSubscription): boolean {
-	const status = subscription.status;
-	return (status === undefined || status === 'enabled') && !subscription.deleted_at;
-}
-
 /**
  * The catalog event a listed subscription is for, when its address, topic and event name
  * all agree; undefined otherwise.
@@ -204,57 +189,25 @@ function descriptionOf(error: unknown): string {
 	return typeof description === 'string' ? description : '';
 }
 
-/** The id in the (undocumented) answer to POST /webhooks: `{webhook: {id}}`, `{id}` or `{data: {id}}`. */
-export function idFromCreateAnswer(answer: unknown): number | string | undefined {
-	if (!answer || typeof answer !== 'object') return undefined;
-	const record = answer as Record<string, unknown>;
-	for (const candidate of [record.webhook, record.data, record]) {
-		if (candidate && typeof candidate === 'object') {
-			const id = (candidate as Record<string, unknown>).id;
-			if (typeof id === 'number' || (typeof id === 'string' && id !== '')) return id;
-		}
-	}
-	return undefined;
-}
-
+/** The trigger's use of the webhook-service client: its words for errors, a 404 on removal counts as removed. */
 class Subscriptions {
+	private readonly service: WebhookSubscriptions;
+
 	constructor(
-		private readonly client: ClinicClient,
+		client: ClinicClient,
 		private readonly node: INode,
-	) {}
+	) {
+		this.service = new WebhookSubscriptions(client, () => node);
+	}
 
 	async list(): Promise<RemoteSubscription[]> {
-		const answer = await this.client.request<unknown>({
-			host: 'webhooks',
-			method: 'GET',
-			path: '/webhooks',
-			auth: 'integration',
-			subject: 'The webhook subscription list',
-		});
-		const list = Array.isArray(answer) ? answer : (answer as { webhooks?: unknown } | null)?.webhooks;
-		if (!Array.isArray(list)) {
-			throw new NodeApiError(this.node, { message: 'Unexpected answer to GET /webhooks' } as JsonObject, {
-				message: 'The webhook service answered the subscription list in an unexpected shape',
-				description: 'Expected {"webhooks": [...]}. Check the Webhook Service Base URL of the credential.',
-			});
-		}
-		return list.filter(
-			(item): item is RemoteSubscription =>
-				!!item && typeof item === 'object' && ['number', 'string'].includes(typeof (item as RemoteSubscription).id),
-		);
+		return await this.service.list();
 	}
 
 	/** Removes one subscription; true when removed now, false when it was already gone (404). */
 	async remove(id: number | string): Promise<boolean> {
 		try {
-			await this.client.request({
-				host: 'webhooks',
-				method: 'DELETE',
-				path: `/webhooks/${encodeURIComponent(String(id))}`,
-				body: {},
-				auth: 'integration',
-				subject: `Webhook subscription ${String(id)}`,
-			});
+			await this.service.remove(id);
 			return true;
 		} catch (error) {
 			if (httpCodeOf(error) === '404') return false;
@@ -267,14 +220,7 @@ class Subscriptions {
 	}
 
 	async create(event: CatalogEvent, url: string, topic: string, secret: string): Promise<number | string> {
-		const answer = await this.client.request<unknown>({
-			host: 'webhooks',
-			method: 'POST',
-			path: '/webhooks',
-			body: { url, topic, event_name: event.name, authentication_data: { secret } },
-			auth: 'integration',
-			subject: `The subscription to ${event.label}`,
-		});
+		const answer = await this.service.create({ url, topic, eventName: event.name, secret }, `The subscription to ${event.label}`);
 		const id = idFromCreateAnswer(answer);
 		if (id !== undefined) return id;
 		// The answer body is not documented: find the new subscription by address, topic and secret.

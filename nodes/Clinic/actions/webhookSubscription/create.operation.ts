@@ -5,6 +5,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { findEvent, fullTopic } from '../../../shared/catalog';
 import type { ClinicClient } from '../../../shared/transport';
 import { toItems, unwrap } from '../common';
+import { WebhookSubscriptions } from '../../../shared/webhookService';
 import { checkCallbackUrl, eventOptions, requireTopicPrefix, withoutSecret } from '../shared';
 
 const properties: INodeProperties[] = [
@@ -87,15 +88,9 @@ export async function execute(
 	const secret = generated ?? given;
 	const topic = fullTopic(await requireTopicPrefix(this, client, itemIndex), event.suffix);
 
-	const body = await client.request(
-		{
-			host: 'webhooks',
-			method: 'POST',
-			path: '/webhooks',
-			body: { url, topic, event_name: event.name, authentication_data: { secret } },
-			auth: 'integration',
-			subject: `The subscription to ${event.name} on ${topic}`,
-		},
+	const body = await new WebhookSubscriptions(client, () => this.getNode()).create(
+		{ url, topic, eventName: event.name, secret },
+		`The subscription to ${event.name} on ${topic}`,
 		itemIndex,
 	);
 	const answer = body && typeof body === 'object' ? unwrap(this, body, 'webhook', itemIndex) : {};

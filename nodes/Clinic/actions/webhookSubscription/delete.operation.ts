@@ -2,6 +2,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import type { ClinicClient } from '../../../shared/transport';
+import { WebhookSubscriptions } from '../../../shared/webhookService';
 import { idLocator } from '../locators';
 import { readId } from '../common';
 import { apiFailure, isHttpStatus, settle } from '../shared';
@@ -27,19 +28,7 @@ export async function execute(
 	client: ClinicClient,
 ): Promise<INodeExecutionData[]> {
 	const id = readId(this, 'subscriptionId', 'Subscription ID', itemIndex);
-	// The credential adds the token to the body: the webhook service reads it there on DELETE.
-	const outcome = await settle(
-		client.request(
-			{
-				host: 'webhooks',
-				method: 'DELETE',
-				path: `/webhooks/${encodeURIComponent(id)}`,
-				auth: 'integration',
-				subject: `Webhook subscription ${id}`,
-			},
-			itemIndex,
-		),
-	);
+	const outcome = await settle(new WebhookSubscriptions(client, () => this.getNode()).remove(id, itemIndex));
 	if (!outcome.ok) {
 		if (isHttpStatus(outcome.error, 404)) {
 			throw apiFailure(this, {

@@ -4,7 +4,8 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { findEvent } from '../../../shared/catalog';
 import type { ClinicClient } from '../../../shared/transport';
 import { limitRecords, returnAllOrLimit, toItems } from '../common';
-import { eventOptions, recordsOf, withoutSecret } from '../shared';
+import { WebhookSubscriptions, isLive } from '../../../shared/webhookService';
+import { eventOptions, withoutSecret } from '../shared';
 
 const properties: INodeProperties[] = [
 	...returnAllOrLimit,
@@ -48,12 +49,9 @@ export async function execute(
 	const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
 	const event = filters.event ? findEvent(String(filters.event)) : undefined;
 
-	const body = await client.request(
-		{ host: 'webhooks', method: 'GET', path: '/webhooks', auth: 'integration', subject: 'The webhook subscriptions' },
-		itemIndex,
-	);
-	const subscriptions = recordsOf(this, body, 'webhooks', itemIndex).filter((subscription) => {
-		if (onlyLive && (subscription.status !== 'enabled' || (subscription.deleted_at ?? null) !== null)) return false;
+	const listed = await new WebhookSubscriptions(client, () => this.getNode()).list(itemIndex);
+	const subscriptions = listed.filter((subscription) => {
+		if (onlyLive && !isLive(subscription)) return false;
 		if (filters.event && !event) return false;
 		if (event) {
 			const topic = String(subscription.event_topic ?? '');
