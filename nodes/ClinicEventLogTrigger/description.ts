@@ -2,23 +2,16 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { integrationAuthenticationProperty } from '../shared/authentication';
-import { eventOptions } from '../shared/catalogOptions';
+import { eventsProperty } from '../shared/catalogOptions';
 
 export const DEFAULT_MAX_EVENTS_PER_POLL = 1000;
 export const MAX_EVENTS_PER_POLL_LIMIT = 10000;
 
 export const eventLogTriggerProperties: INodeProperties[] = [
 	integrationAuthenticationProperty,
-	{
-		displayName: 'Events',
-		name: 'events',
-		type: 'multiOptions',
-		options: eventOptions,
-		default: [],
-		required: true,
-		description:
-			"Events to start the workflow with. They are read from the service's event log; the topic is the credential's Topic Prefix, a dot and the topic shown.",
-	},
+	eventsProperty(
+		"Events to start the workflow with. They are read from the service's event log; the topic is the credential's Topic Prefix, a dot and the topic shown.",
+	),
 	{
 		displayName: 'Start From',
 		name: 'startFrom',

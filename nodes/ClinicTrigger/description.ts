@@ -2,7 +2,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { integrationAuthenticationProperty } from '../shared/authentication';
-import { eventOptions } from '../shared/catalogOptions';
+import { eventsProperty } from '../shared/catalogOptions';
 import { DEFAULT_SIGNATURE_HEADER } from '../shared/signature';
 
 export const DEFAULT_DUPLICATE_WINDOW_MINUTES = 60;
@@ -21,16 +21,9 @@ export const triggerProperties: INodeProperties[] = [
 		displayOptions: { hide: { '/options.allowInsecureUrl': [true] } },
 	},
 	integrationAuthenticationProperty,
-	{
-		displayName: 'Events',
-		name: 'events',
-		type: 'multiOptions',
-		options: eventOptions,
-		default: [],
-		required: true,
-		description:
-			"Events to receive. Each one becomes its own subscription on the clinic's webhook service while the workflow is active; the topic sent is the credential's Topic Prefix, a dot and the topic shown.",
-	},
+	eventsProperty(
+		"Events to receive. Each one becomes its own subscription on the clinic's webhook service while the workflow is active; the topic sent is the credential's Topic Prefix, a dot and the topic shown.",
+	),
 	{
 		displayName: 'Options',
 		name: 'options',

@@ -1,5 +1,5 @@
 /** The catalog as node-panel options, for the trigger and the action node alike. */
-import type { INodePropertyOptions } from 'n8n-workflow';
+import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 import { EVENTS, TOPICS } from './catalog';
 
@@ -43,4 +43,17 @@ export const eventNameOptions: INodePropertyOptions[] = [...new Set(EVENTS.map((
 export function eventsSubtitle(parameter: string): string {
 	const labels = JSON.stringify(Object.fromEntries(EVENTS.map((event) => [event.key, event.label])));
 	return `={{ ($parameter["${parameter}"] || []).map((key) => (${labels})[key] || key).join(", ") }}`;
+}
+
+/** The triggers' Events parameter: the whole catalog, with how that trigger uses the choice. */
+export function eventsProperty(description: string): INodeProperties {
+	return {
+		displayName: 'Events',
+		name: 'events',
+		type: 'multiOptions',
+		options: eventOptions,
+		default: [],
+		required: true,
+		description,
+	};
 }
