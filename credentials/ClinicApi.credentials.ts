@@ -14,10 +14,12 @@ import {
 	TWO_FACTOR_MESSAGE,
 	exchange,
 	leavesPasswordToTransport,
+	rememberRefused,
 	passwordSessionFingerprint,
 	placeIntegrationToken,
 	sessionFromAnswer,
 	signIn,
+	wasRefused,
 } from './ClinicAuth';
 import { hostProperties, integrationTestRequest, sessionProperties } from './ClinicProperties';
 import { normaliseApiBaseUrl } from './ClinicNetwork';
@@ -71,8 +73,10 @@ export class ClinicApi implements ICredentialType {
 			const refreshToken =
 				credentials.sessionFingerprint === fingerprint ? String(credentials.refreshToken ?? '') : '';
 			if (refreshToken) {
-				const refreshed = await exchange(this, baseUrl, 'refresh_token', { refresh_token: refreshToken });
-				if (refreshed.kind === 'token') {
+				const refreshed = wasRefused(refreshToken)
+					? undefined
+					: await exchange(this, baseUrl, 'refresh_token', { refresh_token: refreshToken });
+				if (refreshed?.kind === 'token') {
 					return {
 						...sessionFromAnswer(refreshed.answer, fingerprint),
 						refreshToken: refreshed.answer.refresh_token ?? refreshToken,
@@ -80,6 +84,7 @@ export class ClinicApi implements ICredentialType {
 				}
 				// Refused: another process may have rotated it (the transport looks in n8n's store,
 				// then asks again without it); otherwise the password, once.
+				rememberRefused(refreshToken);
 				if (leavesPasswordToTransport(credentials)) {
 					throw new ClinicSignInError('The clinic service refused the stored refresh token.', refreshToken);
 				}

@@ -294,6 +294,23 @@ export function leavesPasswordToTransport(credentials: object): boolean {
 	return readsStoreFirst.has(credentials);
 }
 
+/**
+ * Refresh tokens the service refused to this process. The service never takes one back,
+ * so none is sent twice: later executions go straight to n8n's store (another process
+ * rotated the chain) instead of costing one refused request each.
+ */
+const refusedRefreshTokens = new Set<string>();
+const MAX_REMEMBERED_REFUSALS = 1000;
+
+export function wasRefused(refreshToken: string): boolean {
+	return refusedRefreshTokens.has(refreshToken);
+}
+
+export function rememberRefused(refreshToken: string): void {
+	if (refusedRefreshTokens.size >= MAX_REMEMBERED_REFUSALS) refusedRefreshTokens.clear();
+	refusedRefreshTokens.add(refreshToken);
+}
+
 /** Clears a recorded failure, once the transport has read a newer session from n8n's store. */
 export function forgetSignInFailure(credentials: object): void {
 	signInFailures.delete(credentials);
@@ -342,6 +359,7 @@ function webhookSigningKeyOf(credentials: ICredentialDataDecryptedObject): IData
 /** For tests: forget every cached exchange. */
 export function forgetExchanges(): void {
 	exchanges.clear();
+	refusedRefreshTokens.clear();
 }
 
 /**

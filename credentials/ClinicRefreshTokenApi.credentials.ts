@@ -16,7 +16,10 @@ import {
 	refreshSessionFingerprint,
 	sessionFromAnswer,
 	signIn,
+	rememberRefused,
+	wasRefused,
 } from './ClinicAuth';
+import type { ExchangeOutcome } from './ClinicAuth';
 import { hostProperties, integrationTestRequest, sessionProperties } from './ClinicProperties';
 import { normaliseApiBaseUrl } from './ClinicNetwork';
 
@@ -68,15 +71,20 @@ export class ClinicRefreshTokenApi implements ICredentialType {
 		return await signIn(credentials, fingerprint, async (): Promise<IDataObject> => {
 			const stored =
 				credentials.sessionFingerprint === fingerprint ? String(credentials.rotatedRefreshToken ?? '') : '';
-			const candidates = [stored || String(credentials.refreshToken ?? ''), newestInChain.get(fingerprint) ?? ''];
-			const [first, fallback] = candidates;
-			let used = first;
-			let outcome = await exchange(this, baseUrl, 'refresh_token', { refresh_token: first });
-			if (outcome.kind !== 'token' && fallback && fallback !== first) {
-				used = fallback;
-				outcome = await exchange(this, baseUrl, 'refresh_token', { refresh_token: fallback });
+			// The stored token first; this process's newest as a fallback; none the service refused before.
+			const candidates = [
+				...new Set([stored || String(credentials.refreshToken ?? ''), newestInChain.get(fingerprint) ?? '']),
+			].filter((token) => token !== '');
+			const first = candidates[0] ?? '';
+			let used = '';
+			let outcome: ExchangeOutcome | undefined;
+			for (const token of candidates.filter((candidate) => !wasRefused(candidate))) {
+				used = token;
+				outcome = await exchange(this, baseUrl, 'refresh_token', { refresh_token: token });
+				if (outcome.kind === 'token') break;
+				rememberRefused(token);
 			}
-			if (outcome.kind !== 'token') {
+			if (outcome?.kind !== 'token') {
 				// No automatic retries after a refused refresh: only a newer token helps, from
 				// n8n's store (another process) or from the user.
 				throw new ClinicSignInError(

@@ -131,6 +131,10 @@ test('nothing newer in the store: the refused refresh token is final, after one 
 	const inB = await processB.runClinicRequests({ authentication: 'clinicRefreshTokenApi', store: first.store, requests: GET_CONSULTATION, items: 3 });
 	expect(inB.error?.message).toMatch(/refused the refresh token[\s\S]*paste it into the Clinic Refresh Token API credential/);
 	expect(sim.tokenRequests('refresh_token') - before).toBe(1);
+	// The next execution in that process does not send the refused token again.
+	const again = await processB.runClinicRequests({ authentication: 'clinicRefreshTokenApi', store: first.store, requests: GET_CONSULTATION });
+	expect(again.error?.message).toMatch(/refused the refresh token/);
+	expect(sim.tokenRequests('refresh_token') - before).toBe(1);
 });
 
 test('password credential: B\'s 401 after A signed in anew takes A\'s stored token', async () => {
