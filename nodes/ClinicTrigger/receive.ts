@@ -24,8 +24,9 @@ import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
 import type { DuplicateCheck } from './description';
 import type { EventRecord } from '../shared/webhookService';
 import { resolveDelivery } from './eventResolution';
-import { EVENT_QUERY_PARAMETER, secretOf, storedSubscriptions } from './subscriptions';
-import type { StoredSubscription } from './subscriptions';
+import { secretOf, storedSubscriptions } from './storage';
+import type { StoredSubscription } from './storage';
+import { EVENT_QUERY_PARAMETER } from './subscriptions';
 
 /** Recently accepted deliveries of every Clinic Trigger in this n8n process. */
 export const recentDeliveries = new RecentDeliveries(10_000);

@@ -3,8 +3,9 @@
  * life (n8n calls these from `webhookMethods.default`):
  *
  * - `create` lists what already points at this node's address first, keeps what it can
- *   prove is its own (id and secret in static data), removes the rest, then subscribes
- *   each missing event with its own secret. If one subscription fails it removes what
+ *   prove is its own (stored, or listed with the secret it derives: another main's),
+ *   removes the rest, subscribes each missing event with its own secret, then keeps one
+ *   subscription per event should another main have subscribed at the same moment. If one subscription fails it removes what
  *   this attempt holds and throws: n8n 1.x would otherwise orphan them, and a half-active
  *   trigger silently misses events.
  * - `checkExists` is true only when every selected event has a live subscription at this
@@ -13,12 +14,9 @@
  * - `delete` removes every stored subscription (404 counts as removed) and sweeps what is
  *   still live at this node's address.
  *
- * Static data of the node holds `{[eventKey]: {id, topic, keyId}}`: no secret. Each
- * subscription's secret is derived from the credential's signing key, the node's webhook
- * id and the event (nodes/shared/signature.ts), because n8n 1.x copies the workflow, static data included,
- * into every execution. Entries stored by earlier versions hold the secret itself; they
- * keep verifying until `checkExists` (every n8n 1.x start, every activation) has `create`
- * replace them. Secrets never reach errors or logs.
+ * What is stored, and how secrets are derived, is in storage.ts. Entries stored by 0.1.0
+ * are replaced when `checkExists` (every n8n 1.x start, every activation) says false.
+ * Secrets never reach errors or logs.
  */
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IHookFunctions, INode, JsonObject } from 'n8n-workflow';
@@ -29,78 +27,19 @@ import type { CatalogEvent } from '../shared/catalog';
 import { ClinicClient } from '../shared/transport';
 import { WebhookSubscriptions, idFromCreateAnswer, isLive } from '../shared/webhookService';
 import type { RemoteSubscription } from '../shared/webhookService';
+import {
+	forgetSubscription,
+	isCurrent,
+	secretOf,
+	storeSubscription,
+	storedSubscriptions,
+	triggerIdOf,
+} from './storage';
+import type { StoredSubscription } from './storage';
 import type { IntegrationCredentialType } from '../shared/transport';
 
 /** Query parameter of the callback URL that names the event (the body does not). */
 export const EVENT_QUERY_PARAMETER = 'event';
-
-export interface StoredSubscription {
-	id: number | string;
-	/** Full topic, e.g. `clinic-38729.patient`, so deliveries need no credential lookup. */
-	topic: string;
-	/** Which signing key the secret came from (`signingKeyId`). */
-	keyId?: string;
-	/** The secret itself, as versions before 0.2 stored it; replaced at the next activation. */
-	legacySecret?: string;
-}
-
-// ---- static data ------------------------------------------------------------------
-
-function nonEmptyString(value: unknown): value is string {
-	return typeof value === 'string' && value !== '';
-}
-
-/** The subscriptions stored in the node's static data, by event key. */
-export function storedSubscriptions(staticData: IDataObject): Map<string, StoredSubscription> {
-	const stored = new Map<string, StoredSubscription>();
-	for (const [key, value] of Object.entries(staticData)) {
-		if (!findEvent(key) || !value || typeof value !== 'object') continue;
-		const record = value as Record<string, unknown>;
-		const id = record.id;
-		if (typeof id !== 'number' && !nonEmptyString(id)) continue;
-		const topic = typeof record.topic === 'string' ? record.topic : '';
-		if (nonEmptyString(record.keyId)) {
-			stored.set(key, { id, topic, keyId: record.keyId });
-		} else if (nonEmptyString(record.secret)) {
-			stored.set(key, { id, topic, legacySecret: record.secret });
-		}
-	}
-	return stored;
-}
-
-/** Stores a derived subscription; a legacy entry is never written back. */
-export function storeSubscription(staticData: IDataObject, key: string, entry: StoredSubscription): void {
-	staticData[key] = { id: entry.id, topic: entry.topic, keyId: entry.keyId ?? '' };
-}
-
-export function forgetSubscription(staticData: IDataObject, key: string): void {
-	delete staticData[key];
-}
-
-/**
- * The secret of a stored subscription, given the credential's current signing key;
- * undefined when the key is not the one the secret was derived from.
- */
-export function secretOf(
-	node: INode,
-	key: string,
-	entry: StoredSubscription,
-	signingKey: string,
-): string | undefined {
-	if (entry.legacySecret) return entry.legacySecret;
-	if (!signingKey || entry.keyId !== signingKeyId(signingKey)) return undefined;
-	return subscriptionSecret(signingKey, triggerIdOf(node), key);
-}
-
-/** What identifies this trigger node in its secrets: its webhook id (part of its address). */
-export function triggerIdOf(node: INode): string {
-	return node.webhookId || node.id;
-}
-
-/** A stored subscription this version keeps as it is: derived from the current key. */
-function isCurrent(entry: StoredSubscription, signingKey: string): boolean {
-	return !entry.legacySecret && !!signingKey && entry.keyId === signingKeyId(signingKey);
-}
 
 // ---- callback addresses -----------------------------------------------------------
 

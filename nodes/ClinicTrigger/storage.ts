@@ -1,0 +1,78 @@
+/**
+ * What the Clinic Trigger keeps in the workflow's static data, and the secrets it derives
+ * from it. Static data holds `{[eventKey]: {id, topic, keyId}}`: no secret, because n8n
+ * 1.x copies the workflow, static data included, into every execution. Each secret is
+ * derived from the credential's signing key, the node's webhook id and the event
+ * (nodes/shared/signature.ts). Entries stored by 0.1.0 hold the secret itself; they keep
+ * verifying until the next activation replaces them.
+ */
+import type { IDataObject, INode } from 'n8n-workflow';
+
+import { findEvent } from '../shared/catalog';
+import { signingKeyId, subscriptionSecret } from '../shared/signature';
+
+export interface StoredSubscription {
+	id: number | string;
+	/** Full topic, e.g. `clinic-38729.patient`, so deliveries need no credential lookup. */
+	topic: string;
+	/** Which signing key the secret came from (`signingKeyId`). */
+	keyId?: string;
+	/** The secret itself, as versions before 0.2 stored it; replaced at the next activation. */
+	legacySecret?: string;
+}
+
+function nonEmptyString(value: unknown): value is string {
+	return typeof value === 'string' && value !== '';
+}
+
+/** The subscriptions stored in the node's static data, by event key. */
+export function storedSubscriptions(staticData: IDataObject): Map<string, StoredSubscription> {
+	const stored = new Map<string, StoredSubscription>();
+	for (const [key, value] of Object.entries(staticData)) {
+		if (!findEvent(key) || !value || typeof value !== 'object') continue;
+		const record = value as Record<string, unknown>;
+		const id = record.id;
+		if (typeof id !== 'number' && !nonEmptyString(id)) continue;
+		const topic = typeof record.topic === 'string' ? record.topic : '';
+		if (nonEmptyString(record.keyId)) {
+			stored.set(key, { id, topic, keyId: record.keyId });
+		} else if (nonEmptyString(record.secret)) {
+			stored.set(key, { id, topic, legacySecret: record.secret });
+		}
+	}
+	return stored;
+}
+
+/** Stores a derived subscription; a legacy entry is never written back. */
+export function storeSubscription(staticData: IDataObject, key: string, entry: StoredSubscription): void {
+	staticData[key] = { id: entry.id, topic: entry.topic, keyId: entry.keyId ?? '' };
+}
+
+export function forgetSubscription(staticData: IDataObject, key: string): void {
+	delete staticData[key];
+}
+
+/**
+ * The secret of a stored subscription, given the credential's current signing key;
+ * undefined when the key is not the one the secret was derived from.
+ */
+export function secretOf(
+	node: INode,
+	key: string,
+	entry: StoredSubscription,
+	signingKey: string,
+): string | undefined {
+	if (entry.legacySecret) return entry.legacySecret;
+	if (!signingKey || entry.keyId !== signingKeyId(signingKey)) return undefined;
+	return subscriptionSecret(signingKey, triggerIdOf(node), key);
+}
+
+/** What identifies this trigger node in its secrets: its webhook id (part of its address). */
+export function triggerIdOf(node: INode): string {
+	return node.webhookId || node.id;
+}
+
+/** A stored subscription this version keeps as it is: derived from the current key. */
+export function isCurrent(entry: StoredSubscription, signingKey: string): boolean {
+	return !entry.legacySecret && !!signingKey && entry.keyId === signingKeyId(signingKey);
+}
