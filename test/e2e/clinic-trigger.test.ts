@@ -142,7 +142,7 @@ describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationS
 				(error: Error) => error.message,
 			);
 			expect(failure).toBeDefined();
-			expect(failure).toMatch(/Could not subscribe to \\?"Patient: patient-created/);
+			expect(failure).toMatch(/Could not subscribe to \\?"Patient Created/);
 			expect(failure).toMatch(/subscription store unavailable|503/);
 			expect(live().filter((s) => new URL(s.url).pathname.includes('5d1b8f2a'))).toEqual([]);
 		}),

@@ -12,6 +12,7 @@ import type { INodeProperties, INodeType, INodeTypeDescription } from 'n8n-workf
 import type { Page } from 'playwright-core';
 
 import { startSimulator, type Simulator } from '../simulator';
+import { serviceCall } from '../trigger/support';
 import {
 	DEFAULT_OWNER,
 	N8N_VERSIONS,
@@ -199,6 +200,14 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		`picks a record from a resource locator list${listLocator ? ` (${listLocator.resource} → ${listLocator.operation}: ${listLocator.property.displayName})` : ' (the node has none yet)'}`,
 		n8n.run(async () => {
 			const { property, mode, resource, operation } = listLocator!;
+			// Something to list: a live subscription of the credential's account.
+			const made = await serviceCall(sim, 'POST', '/webhooks', {
+				url: 'https://n8n.example.test/webhook/browser-list',
+				topic: `${sim.topicPrefix}.patient`,
+				event_name: 'patient-created',
+				authentication_data: { secret: 'browser-list-secret-0123456789abcdef' },
+			});
+			expect(made.status).toBe(201);
 			await selectOption(page, 'resource', resources.find((option) => option.value === resource)!.name);
 			await selectOption(page, 'operation', operationsOf(resource).find((option) => option.value === operation)!.name);
 			const locator = page.getByTestId(`parameter-input-${property.name}`);
