@@ -9,8 +9,10 @@
  *
  * Executions/s runs from the first request sent to the last execution's stoppedAt (n8n's
  * clock, same machine). Every run has workflows of its own, and each Clinic run its own
- * credential imported before the cluster started (no stored token): the token requests
- * seen by the simulator during a run are the ones 2 worker processes need from no token.
+ * credential imported before the cluster started (no stored token). Token requests are
+ * the simulator's count during each run: the warm-up shows what 2 worker processes need
+ * from no sign-in; later runs show whether a worker's sign-in for the same account is
+ * reused by a credential it has not used yet.
  * Every run is checked: each call answered 200, each execution succeeded, one
  * `GET /consultations/:id` per execution reached the simulator.
  */
@@ -121,6 +123,7 @@ export async function measureQueue(bench: Bench): Promise<SectionResult> {
 	let cluster: QueueCluster | undefined;
 	const samples: Record<Kind, QueueSample[]> = { clinic: [], http: [] };
 	const tokensPerRun: Record<Kind, number[]> = { clinic: [], http: [] };
+	const warmUpTokens: Partial<Record<Kind, number>> = {};
 	const problems: string[] = [];
 	try {
 		ctx.installPackage(packRepository(ctx.rootDir));
@@ -169,7 +172,10 @@ export async function measureQueue(bench: Bench): Promise<SectionResult> {
 					`[9] ${what}: ${counts.success}/${calls} executions in ${fmt(ms)} ms (${fmt(perSecond(calls, ms), 1)}/s), ` +
 						`answered in ${fmt(sent.ms)} ms, per worker ${perWorker.join(' + ')}, token requests ${tokens}${wrong.length ? ' WRONG' : ''}`,
 				);
-				if (round === 0) continue;
+				if (round === 0) {
+					warmUpTokens[kind] = tokens;
+					continue;
+				}
 				samples[kind].push({
 					ms,
 					itemsPerSecond: perSecond(calls, ms),
@@ -194,15 +200,17 @@ export async function measureQueue(bench: Bench): Promise<SectionResult> {
 		fmt(medianOf(samples[kind], 'ms')),
 		fmt(medianOf(samples[kind], 'answeredMs')),
 		samples[kind].map((s) => `${s.perWorker0} + ${s.perWorker1}`).join(', '),
+		String(warmUpTokens[kind] ?? '-'),
 		kind === 'clinic' ? tokensPerRun.clinic.join(', ') : `${tokensPerRun.http.join(', ')} (its token was fetched once before, pasted into the header)`,
 	]);
-	const clinicTokensOk = tokensPerRun.clinic.length > 0 && tokensPerRun.clinic.every((t) => t <= WORKERS);
+	const clinicTokens = [warmUpTokens.clinic ?? Number.NaN, ...tokensPerRun.clinic];
+	const clinicTokensOk = tokensPerRun.clinic.length > 0 && clinicTokens.every((t) => t <= WORKERS);
 	const r = rate('clinic') / rate('http');
 	const goals: Goal[] = [
 		{
 			text: `(9) Queue mode, ${count} webhook-started executions on ${WORKERS} workers: every execution succeeds, at most one token request per worker per run`,
 			met: samples.clinic.length > 0 ? problems.length === 0 && clinicTokensOk : undefined,
-			detail: `${problems.length === 0 ? 'all calls answered, all executions succeeded' : `problems: ${problems.length}`}; Clinic token requests per run ${tokensPerRun.clinic.join(', ')}`,
+			detail: `${problems.length === 0 ? 'all calls answered, all executions succeeded' : `problems: ${problems.length}`}; Clinic token requests: warm-up ${warmUpTokens.clinic ?? '-'}, runs ${tokensPerRun.clinic.join(', ')}`,
 		},
 		{
 			text: `(9) Queue mode: Clinic node workflow >= 0.9x the HTTP Request node workflow's executions/s`,
@@ -220,11 +228,16 @@ export async function measureQueue(bench: Bench): Promise<SectionResult> {
 			'alternating which variant goes first; medians.',
 		'',
 		table(
-			['Workflow', 'executions/s', 'per run', 'ms', 'answered ms', 'executions per worker', 'token requests per run'],
+			['Workflow', 'executions/s', 'per run', 'ms', 'answered ms', 'executions per worker', 'token requests, warm-up', 'token requests per run'],
 			rows,
 		),
 		'',
 		`Clinic / HTTP Request: ${ratio(rate('clinic'), rate('http'))} of the executions/s.`,
+		'',
+		'Token requests: in the warm-up every worker starts with no sign-in, so the Clinic credential asks once per ' +
+			'worker process at most. In the measured runs each Clinic workflow has a credential of its own that was never ' +
+			'used, for the same account (API Base URL, username, password): a worker shares the sign-in it already has for it while it is valid ' +
+			'(one sign-in per account and process, `credentials/ClinicAuth.ts` `singleFlight`), so a count of 0 there is that reuse.',
 		'',
 		problems.length === 0
 			? `Checked in every run: each call answered 200, each execution succeeded, one \`GET /consultations/:id\` per execution reached the simulator.`
