@@ -28,6 +28,15 @@ describe('Parallel Requests: Automatic (the default)', () => {
 		expect(harness.sim.inFlight().peak).toBeGreaterThan(8);
 	});
 
+	it('on a slow service grows past 128 requests in flight, to keep n8n busy while answers travel', async () => {
+		harness.sim.setLatency(100);
+		const input = ids(600);
+		const result = await harness.run(consultationGet(), { items: input.map((id) => ({ json: { id } })) });
+		expect(jsonOf(result).map((json) => json.id)).toEqual(input);
+		expect(harness.sim.inFlight().peak).toBeGreaterThan(128);
+		expect(harness.sim.inFlight().peak).toBeLessThanOrEqual(256);
+	});
+
 	it('under a limit of 3 requests in flight, backs off: every item answered, few refusals', async () => {
 		harness.sim.setLatency(20);
 		harness.sim.setRateLimit({ maxInFlight: 3, retryAfterSeconds: 0 });
