@@ -59,7 +59,7 @@ describe('Parallel Requests: Automatic (the default)', () => {
 		// The requests in flight when the limit is first met are refused; after that, few.
 		expect(refused()).toBeLessThan(input.length / 2);
 		expect(harness.sim.log.slice(-80).filter((entry) => entry.status === 429).length).toBeLessThan(5);
-	});
+	}, 30_000);
 
 	it('never more in flight than Maximum Parallel Requests, even with two runs at once', async () => {
 		harness.sim.setLatency(20);
