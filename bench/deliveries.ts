@@ -16,13 +16,14 @@ import { randomUUID } from 'node:crypto';
 
 import type { Bench, Goal, Sample, SectionResult } from './lib/bench';
 import { importAll, medianOf, roundLabel } from './lib/bench';
+import { executionCounts, settle, type ExecutionCounts } from './lib/executions';
 import type { WorkflowImport } from './lib/n8n';
 import { newN8nId } from './lib/n8n';
 import { RssSampler } from './lib/proc';
 import { sendAll, type Answer } from './lib/sender';
 import { fmt, mib, perSecond, runsList, table } from './lib/stats';
 import { CLINIC_TRIGGER_TYPE, clinicCredential, type NodeSpec } from './lib/workflows';
-import { startN8n, type N8nServer } from '../test/e2e/harness';
+import { startN8n } from '../test/e2e/harness';
 import { signDelivery } from '../test/simulator';
 
 const CONCURRENCY = 16;
@@ -50,46 +51,6 @@ function singleNodeWorkflow(name: string, node: NodeSpec): WorkflowImport {
 		nodes: [{ ...node, id: newN8nId(), name: 'Receiver', position: [0, 0], webhookId: randomUUID() }],
 		connections: {},
 	};
-}
-
-interface ExecutionCounts {
-	success: number;
-	failed: number;
-	/** Not finished yet: new (queued), running, waiting. */
-	pending: number;
-}
-
-/** A workflow's executions by status, from n8n's executions list (its `count`). */
-async function executionCounts(server: N8nServer, workflowId: string): Promise<ExecutionCounts> {
-	const count = async (status: string[]) => {
-		const filter = encodeURIComponent(JSON.stringify({ workflowId, status }));
-		return (await server.rest<{ count: number }>('GET', `/executions?filter=${filter}&limit=1`)).count;
-	};
-	const [success, failed, pending] = await Promise.all([
-		count(['success']),
-		count(['error', 'crashed', 'canceled']),
-		count(['new', 'running', 'waiting']),
-	]);
-	return { success, failed, pending };
-}
-
-/**
- * Waits until `expected` executions have finished (successfully or not) and none is
- * pending; gives up after `timeoutMs` and returns what it saw then.
- */
-async function settle(
-	server: N8nServer,
-	workflowId: string,
-	expected: number,
-	timeoutMs: number,
-): Promise<ExecutionCounts & { settled: boolean }> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const counts = await executionCounts(server, workflowId);
-		const settled = counts.success + counts.failed >= expected && counts.pending === 0;
-		if (settled || Date.now() > deadline) return { ...counts, settled };
-		await new Promise((resolve) => setTimeout(resolve, 250));
-	}
 }
 
 const accepted = (answer: Answer) => answer.status >= 200 && answer.status < 300;

@@ -26,6 +26,7 @@ import { startBenchSimulator } from './lib/sim';
 import { table } from './lib/stats';
 import { measureParallel } from './parallel';
 import { measurePdf } from './pdf';
+import { measureQueue } from './queue';
 
 const MEASUREMENTS: Array<{ id: number; title: string; run: (bench: Bench) => Promise<SectionResult> }> = [
 	{ id: 1, title: '1. Consultation Get: Clinic node vs HTTP Request node vs the wire', run: measureConsultations },
@@ -36,6 +37,7 @@ const MEASUREMENTS: Array<{ id: number; title: string; run: (bench: Bench) => Pr
 	{ id: 6, title: '6. Where the time goes (diagnostics)', run: measureDiagnostics },
 	{ id: 7, title: '7. Catch-up after downtime: Event Log Trigger vs Schedule + Get Many + Remove Duplicates', run: measureCatchUp },
 	{ id: 8, title: '8. Parallel Requests: Automatic (the default) vs the HTTP Request node', run: measureAdaptive },
+	{ id: 9, title: '9. Queue mode: 1,000 webhook-started executions on 2 workers, Clinic node vs HTTP Request node', run: measureQueue },
 ];
 
 interface Args extends BenchOptions {

@@ -10,6 +10,8 @@ export interface BenchOptions {
 	quick: boolean;
 	/** Measured runs per variant (a warm-up run comes first and is not counted). */
 	runs: number;
+	/** Extra environment for every n8n process (`--env`); sections with a context of their own pass it on. */
+	env?: Record<string, string>;
 }
 
 export interface Bench {
