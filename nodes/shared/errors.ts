@@ -96,13 +96,15 @@ export function apiError(node: INode, context: ApiErrorContext): NodeApiError {
 }
 
 /** A request that got no answer at all (refused connection, DNS, timeout), or a sign-in failure. */
-export function transportError(node: INode, reason: string, host: string, itemIndex?: number): NodeApiError {
+export function transportError(
+	node: INode,
+	reason: string,
+	host: string,
+	itemIndex?: number,
+	description = `Host: ${host}. Check the credential's base URLs and that the service is reachable from n8n.`,
+): NodeApiError {
 	const message = reason || `Could not reach the clinic service at ${host}`;
-	return new NodeApiError(node, { message } as JsonObject, {
-		message,
-		description: `Host: ${host}. Check the credential's base URLs and that the service is reachable from n8n.`,
-		itemIndex,
-	});
+	return new NodeApiError(node, { message } as JsonObject, { message, description, itemIndex });
 }
 
 /** The sign-in failed: the message is the credential's own, which names the fix. */

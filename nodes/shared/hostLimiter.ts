@@ -23,8 +23,12 @@ import { sleep } from 'n8n-workflow';
 /** Requests in flight to a host before any answer came back. */
 export const INITIAL_WINDOW = 4;
 
-/** The window never grows past this: the upper bound of "Maximum Parallel Requests". */
-export const WINDOW_CEILING = 128;
+/**
+ * The window never grows past this: the upper bound of "Maximum Parallel Requests". Under
+ * load n8n takes a while to read each answer, so at 100 ms round trips 128 in flight was
+ * too few to keep it busy.
+ */
+export const WINDOW_CEILING = 256;
 
 /** After this long without requests, what was learned is forgotten: limits change. */
 export const IDLE_RESET_MS = 60_000;

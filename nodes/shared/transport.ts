@@ -32,7 +32,13 @@ import type { TokenPlacement } from '../../credentials/ClinicAuth';
 import { apiError, networkFailureWords, signInError, transportError } from './errors';
 import { limiterFor, outcomeOfStatus } from './hostLimiter';
 import type { AcquireOptions } from './hostLimiter';
-import { describeBaseUrlProblem, normaliseApiBaseUrl, normaliseWebhookBaseUrl } from './urls';
+import {
+	WEBHOOK_SERVICE_URL_FIELD,
+	describeBaseUrlProblem,
+	missingWebhookServiceUrlMessage,
+	normaliseApiBaseUrl,
+	normaliseWebhookBaseUrl,
+} from './urls';
 
 export type IntegrationCredentialType = 'clinicApi' | 'clinicRefreshTokenApi';
 export type Authentication = IntegrationCredentialType | 'none';
@@ -176,28 +182,30 @@ export class ClinicClient {
 
 	private async baseUrl(request: ClinicRequest, itemIndex: number): Promise<string> {
 		const node = this.ctx.getNode();
+		// A base URL the user typed without https:// (or not a URL at all) is named as such,
+		// instead of ending in a bare "Invalid URL".
+		const checked = (url: string, field: string, normalise: (value: string) => string): string => {
+			const problem = describeBaseUrlProblem(url, field);
+			if (problem) throw transportError(node, problem, '(none)', itemIndex);
+			return normalise(url);
+		};
 		if (request.auth === 'portal') {
 			const { data } = await this.credentials(PORTAL_CREDENTIAL_TYPE);
-			return normaliseApiBaseUrl(String(data.baseUrl ?? ''));
+			return checked(String(data.baseUrl ?? ''), 'API Base URL', normaliseApiBaseUrl);
 		}
 		if (request.auth === 'none' && !this.integrationType) {
-			const problem = describeBaseUrlProblem(this.publicBaseUrl, 'API Base URL');
-			if (problem) throw transportError(node, problem, '(none)', itemIndex);
-			return normaliseApiBaseUrl(this.publicBaseUrl);
+			return checked(this.publicBaseUrl, 'API Base URL', normaliseApiBaseUrl);
 		}
-		const settings = await this.integrationSettings(itemIndex);
+		const type = this.requireIntegration(itemIndex);
+		const { data } = await this.credentials(type);
 		if (request.host === 'webhooks') {
-			if (!settings.webhookBaseUrl) {
-				throw transportError(
-					node,
-					'The credential has no Webhook Service Base URL: add it to the Clinic credential (the webhook service runs on its own host)',
-					'(none)',
-					itemIndex,
-				);
+			if (!String(data.webhookBaseUrl ?? '').trim()) {
+				const { message, description } = missingWebhookServiceUrlMessage();
+				throw transportError(node, message, '(none)', itemIndex, description);
 			}
-			return settings.webhookBaseUrl;
+			return checked(String(data.webhookBaseUrl), WEBHOOK_SERVICE_URL_FIELD, normaliseWebhookBaseUrl);
 		}
-		return settings.apiBaseUrl;
+		return checked(String(data.baseUrl ?? ''), 'API Base URL', normaliseApiBaseUrl);
 	}
 
 	/** Sends a request and returns the parsed body. */

@@ -28,6 +28,15 @@ describe('Parallel Requests: Automatic (the default)', () => {
 		expect(harness.sim.inFlight().peak).toBeGreaterThan(8);
 	});
 
+	it('on a slow service grows past 128 requests in flight, to keep n8n busy while answers travel', async () => {
+		harness.sim.setLatency(100);
+		const input = ids(600);
+		const result = await harness.run(consultationGet(), { items: input.map((id) => ({ json: { id } })) });
+		expect(jsonOf(result).map((json) => json.id)).toEqual(input);
+		expect(harness.sim.inFlight().peak).toBeGreaterThan(128);
+		expect(harness.sim.inFlight().peak).toBeLessThanOrEqual(256);
+	});
+
 	it('under a limit of 3 requests in flight, backs off: every item answered, few refusals', async () => {
 		harness.sim.setLatency(20);
 		harness.sim.setRateLimit({ maxInFlight: 3, retryAfterSeconds: 0 });
@@ -50,7 +59,7 @@ describe('Parallel Requests: Automatic (the default)', () => {
 		// The requests in flight when the limit is first met are refused; after that, few.
 		expect(refused()).toBeLessThan(input.length / 2);
 		expect(harness.sim.log.slice(-80).filter((entry) => entry.status === 429).length).toBeLessThan(5);
-	});
+	}, 30_000);
 
 	it('never more in flight than Maximum Parallel Requests, even with two runs at once', async () => {
 		harness.sim.setLatency(20);

@@ -360,6 +360,15 @@ describe('mistakes in the credential, seen in a node run', () => {
 		texts.wrongPassword = text(result);
 	});
 
+	test('API Base URL typed without https://: the message says so, nothing is sent', async () => {
+		const bare = new URL(sim.apiBaseUrl).host;
+		sim.clearLog();
+		const result = await run({ parameters, credentials: { clinicApi: passwordCredential(sim, { baseUrl: bare }) } });
+		expect(result.error?.message).toBe(`API Base URL "${bare}" has no https:// at the start: enter it as https://${bare}`);
+		expect(sim.log).toEqual([]);
+		texts.noScheme = text(result);
+	});
+
 	test('unreachable host', async () => {
 		const baseUrl = await closedPortUrl();
 		const result = await run({ parameters, credentials: { clinicApi: passwordCredential(sim, { baseUrl }) } });

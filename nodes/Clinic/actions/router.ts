@@ -13,8 +13,9 @@ type Operation = (this: IExecuteFunctions, itemIndex: number, client: ClinicClie
 
 /**
  * Upper bound of "Parallel Requests": high enough to keep n8n busy while a slow service
- * answers (100 ms round trips), low enough that one n8n process cannot open hundreds of
- * connections to the clinic under Automatic.
+ * answers (at 100 ms round trips, 128 in flight left n8n waiting: under load an answer takes
+ * longer than the round trip to reach the node), low enough that one n8n process never
+ * opens more than a few hundred connections to the clinic.
  */
 export const MAX_PARALLEL_REQUESTS = WINDOW_CEILING;
 
