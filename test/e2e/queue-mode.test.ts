@@ -74,6 +74,31 @@ function roundsWorkflow(path: string, credential: 'clinicApi' | 'clinicRefreshTo
 	};
 }
 
+const EVENT_LOG_TRIGGER = 'Finished (event log)';
+
+function eventLogWorkflow(): WorkflowImport {
+	return {
+		name: 'Finished consultations from the event log (queue)',
+		nodes: [
+			{
+				id: 'queue-event-log',
+				name: EVENT_LOG_TRIGGER,
+				type: 'n8n-nodes-clinic.clinicEventLogTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {
+					pollTimes: { item: [{ mode: 'everyMinute' }] },
+					authentication: 'clinicApi',
+					events: ['consultation:consultation-finished'],
+				},
+				credentials: { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } },
+			},
+		],
+		connections: {},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
 function patientTriggerWorkflow(): WorkflowImport {
 	return {
 		name: 'Patient updates (queue)',
@@ -112,6 +137,7 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 	let triggerId: string;
 	let refreshRoundsId: string;
 	let passwordRoundsId: string;
+	let eventLogId: string;
 	let suiteStarted = 0;
 	beforeAll(() => {
 		suiteStarted = Date.now();
@@ -140,10 +166,11 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 					},
 				},
 			]);
-			[triggerId, refreshRoundsId, passwordRoundsId] = await importWorkflows(ctx, [
+			[triggerId, refreshRoundsId, passwordRoundsId, eventLogId] = await importWorkflows(ctx, [
 				patientTriggerWorkflow(),
 				roundsWorkflow('queue-rounds-refresh', 'clinicRefreshTokenApi'),
 				roundsWorkflow('queue-rounds-password', 'clinicApi'),
+				eventLogWorkflow(),
 			]);
 			cluster = await startQueueCluster(ctx, { workers: WORKERS, webhookProcessors: 2, concurrency: 10 });
 			n8n.track(cluster.main);
@@ -336,6 +363,53 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 			expect(ids[1]).toBe(ids[0]);
 		}),
 		5 * 60_000,
+	);
+
+	it(
+		'the Event Log Trigger polls on the main, its runs go to the workers, and each event is emitted once across a main restart',
+		n8n.run(async (ctx) => {
+			const finish = async (count: number): Promise<number[]> => {
+				const ids: number[] = [];
+				for (let i = 0; i < count; i++) {
+					ids.push((await sim.emit('consultation', 'consultation-finished', { id: 700 + sim.events().length })).id);
+				}
+				return ids;
+			};
+			let main = cluster.main;
+			/** Waits until the runs together carry exactly `ids`, each once. */
+			const waitForIds = async (ids: number[]): Promise<Execution[]> => {
+				const deadline = Date.now() + 150_000;
+				for (;;) {
+					const done = (await main.listExecutions(eventLogId)).filter((e) => !['running', 'new', 'waiting'].includes(e.status));
+					const emitted = [...done].reverse().flatMap((e) => nodeJson(e, EVENT_LOG_TRIGGER).map((json) => json.eventId as number));
+					if (emitted.length >= ids.length || Date.now() > deadline) {
+						expect(emitted).toEqual(ids);
+						return done;
+					}
+					await new Promise((resolve) => setTimeout(resolve, 1000));
+				}
+			};
+
+			await finish(2); // before activation: not emitted
+			await main.activateWorkflow(eventLogId);
+			const first = await finish(3);
+			const runs = await waitForIds(first);
+			// Polled on the main, run on the workers.
+			for (const run of runs) expect(cluster.workerOf(run.id)).toBeGreaterThanOrEqual(0);
+
+			// The main restarts; events happen while it is down.
+			await main.stop();
+			const whileDown = await finish(2);
+			main = n8n.track(await startN8n(ctx));
+			if (ctx.asyncPublication) await main.waitForPublication(eventLogId);
+			await waitForIds([...first, ...whileDown]);
+			const after = await finish(1);
+			await waitForIds([...first, ...whileDown, ...after]);
+			await main.deactivateWorkflow(eventLogId);
+			// The next test starts its own mains.
+			await main.stop();
+		}),
+		8 * 60_000,
 	);
 
 	it(
