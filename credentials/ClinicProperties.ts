@@ -27,7 +27,7 @@ export const hostProperties: INodeProperties[] = [
 		default: '',
 		placeholder: 'https://webhooks.your-clinic-service.com',
 		description:
-			'Address of the separate webhook service, needed by the Clinic Trigger and the Webhook Subscription and Event operations',
+			'Address of the webhook service, a separate host from the API (e.g. https://webhooks.example.com). The Clinic Trigger, the Clinic Event Log Trigger and the Webhook Subscription and Event operations need it; when it is set, the credential Test checks it too.',
 	},
 	{
 		displayName: 'Topic Prefix',
@@ -82,11 +82,18 @@ export const sessionProperties: INodeProperties[] = [
 	},
 ];
 
-/** A cheap authenticated read: the Test button proves the whole sign-in chain with it. */
+/** `webhookBaseUrl` trimmed of spaces and trailing slashes, inside n8n's expression. */
+const WEBHOOK_BASE_URL_EXPRESSION = '$credentials.webhookBaseUrl.trim().replace(/\\/+$/, "")';
+
+/**
+ * A cheap authenticated read: the Test button proves the whole chain with it. The sign-in
+ * itself proves the API Base URL; the read then goes to the webhook service when its
+ * address is set (the trigger needs it), else to the API.
+ */
 export const integrationTestRequest: ICredentialTestRequest = {
 	request: {
-		baseURL: API_BASE_URL_EXPRESSION,
-		url: '/invoice_item_locations',
+		baseURL: `={{ ($credentials.webhookBaseUrl || "").trim() ? ${WEBHOOK_BASE_URL_EXPRESSION} : ${API_BASE_URL_EXPRESSION.slice(3, -2)} }}`,
+		url: '={{ ($credentials.webhookBaseUrl || "").trim() ? "/webhooks" : "/invoice_item_locations" }}',
 		method: 'GET',
 	},
 };

@@ -38,12 +38,12 @@ async function test$(type: string, data: Parameters<typeof testCredential>[1], o
 }
 
 describe('Clinic API', () => {
-	test('good credentials: OK, after a password sign-in and the test request with the token', async () => {
+	test('good credentials: OK, after a password sign-in and a read with the token on the webhook service', async () => {
 		const result = await test$('clinicApi', passwordCredential(sim));
 		expect(result).toMatchObject({ status: 'OK', message: 'Connection successful!' });
-		expect(sim.log.map((entry) => [entry.method, entry.path, entry.tokenPlacement, entry.status])).toEqual([
-			['POST', '/api/v1/oauth/token', [], 200],
-			['GET', '/api/v1/invoice_item_locations', ['header'], 200],
+		expect(sim.log.map((entry) => [entry.method, entry.host, entry.path, entry.tokenPlacement, entry.status])).toEqual([
+			['POST', 'api', '/api/v1/oauth/token', [], 200],
+			['GET', 'webhooks', '/webhooks', ['header'], 200],
 		]);
 		expect(result.preAuthenticationCalls).toEqual([expect.objectContaining({ nodeName: 'Temp-Node', ran: true, saved: true })]);
 	});
@@ -56,7 +56,21 @@ describe('Clinic API', () => {
 	])('base URL written as %s: OK', async (_label, baseUrl) => {
 		const result = await test$('clinicApi', passwordCredential(sim, { baseUrl: baseUrl(sim) }));
 		expect(result).toMatchObject({ status: 'OK' });
-		expect(sim.log.map((entry) => entry.path)).toEqual(['/api/v1/oauth/token', '/api/v1/invoice_item_locations']);
+		expect(sim.log.map((entry) => entry.path)).toEqual(['/api/v1/oauth/token', '/webhooks']);
+	});
+
+	test('without a Webhook Service Base URL the read goes to the API', async () => {
+		const result = await test$('clinicApi', passwordCredential(sim, { webhookBaseUrl: '' }));
+		expect(result).toMatchObject({ status: 'OK' });
+		expect(sim.log.map((entry) => [entry.path, entry.tokenPlacement])).toEqual([
+			['/api/v1/oauth/token', []],
+			['/api/v1/invoice_item_locations', ['header']],
+		]);
+	});
+
+	test('a Webhook Service Base URL that does not answer: the Test fails', async () => {
+		const result = await test$('clinicApi', passwordCredential(sim, { webhookBaseUrl: await closedPortUrl() }));
+		expect(result.status).toBe('Error');
 	});
 
 	test('the test signs in anew even when a token is saved, and n8n saves the new session', async () => {

@@ -299,11 +299,13 @@ describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationS
 			const [good] = simulatorCredentials(sim);
 			sim.clearLog();
 			expect(await test(good.data)).toMatchObject({ status: 'OK' });
-			// An authenticated read with this account's token (the one n8n already holds for the
-			// same URL, username and password; any change to them signs in anew, as below).
-			expect(sim.log.map((e) => [e.method, e.path, e.status, e.tokenPlacement])).toContainEqual([
+			// An authenticated read on the webhook service (its address is set) with this
+			// account's token (the one n8n already holds for the same URL, username and password;
+			// any change to them signs in anew, as below).
+			expect(sim.log.map((e) => [e.method, e.host, e.path, e.status, e.tokenPlacement])).toContainEqual([
 				'GET',
-				'/api/v1/invoice_item_locations',
+				'webhooks',
+				'/webhooks',
 				200,
 				['header'],
 			]);
