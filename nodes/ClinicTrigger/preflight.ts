@@ -4,28 +4,32 @@
  * "Listen for test event" and of activation.
  */
 import { NodeOperationError } from 'n8n-workflow';
-import type { IDataObject, IHookFunctions } from 'n8n-workflow';
+import type { IHookFunctions } from 'n8n-workflow';
 
 import { ClinicClient } from '../shared/transport';
 import type { IntegrationCredentialType } from '../shared/transport';
-import { insecureWebhookAddressMessage, missingWebhookServiceUrlMessage } from '../shared/urls';
-import { addressOf, isSecureUrl } from './subscriptions';
+import { insecureWebhookAddressMessage } from '../shared/urls';
+import { acceptsAddress, addressOf } from './subscriptions';
 
-/** The credential has a webhook service address; without it nothing can be subscribed or removed. */
+/**
+ * The credential has a webhook service address; without it nothing can be subscribed or
+ * removed. Asked before anything else so that deactivation says so plainly, not as a
+ * failed removal; the transport owns the check and its words.
+ */
 export async function requireWebhookService(ctx: IHookFunctions): Promise<void> {
 	const authentication = ctx.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
-	const { webhookBaseUrl } = await new ClinicClient(ctx, authentication).integrationSettings();
-	if (!webhookBaseUrl) {
-		const { message, description } = missingWebhookServiceUrlMessage();
-		throw new NodeOperationError(ctx.getNode(), message, { description });
-	}
+	await new ClinicClient(ctx, authentication).webhookServiceUrl();
 }
 
 /** n8n's address for this trigger is https, or the user allowed http for a local test. */
 export function requireAcceptedAddress(ctx: IHookFunctions): void {
-	const webhookUrl = ctx.getNodeWebhookUrl('default') ?? '';
-	const options = ctx.getNodeParameter('options', {}) as IDataObject;
-	if (!webhookUrl || isSecureUrl(webhookUrl) || options.allowInsecureUrl === true) return;
-	const { message, description } = insecureWebhookAddressMessage(addressOf(webhookUrl));
+	if (acceptsAddress(ctx)) return;
+	const address = addressOf(ctx.getNodeWebhookUrl('default'));
+	if (!address) {
+		throw new NodeOperationError(ctx.getNode(), 'n8n gave this trigger no webhook address', {
+			description: "Set n8n's WEBHOOK_URL to the public https:// address of this n8n and restart it.",
+		});
+	}
+	const { message, description } = insecureWebhookAddressMessage(address);
 	throw new NodeOperationError(ctx.getNode(), message, { description });
 }

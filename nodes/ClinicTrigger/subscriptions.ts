@@ -217,9 +217,11 @@ function readSetup(ctx: IHookFunctions): Setup {
 	};
 }
 
-function allowsInsecureUrl(ctx: IHookFunctions): boolean {
+/** n8n gave this trigger an address, and it is https or the user allowed http for a local test. */
+export function acceptsAddress(ctx: IHookFunctions): boolean {
+	const webhookUrl = ctx.getNodeWebhookUrl('default') ?? '';
 	const options = ctx.getNodeParameter('options', {}) as IDataObject;
-	return options.allowInsecureUrl === true;
+	return addressOf(webhookUrl) !== '' && (isSecureUrl(webhookUrl) || options.allowInsecureUrl === true);
 }
 
 /** The selected events; unknown keys (from an older catalog) are reported by `create`. */
@@ -231,24 +233,6 @@ function selectedEventKeys(ctx: IHookFunctions): string[] {
 
 async function topicPrefixOf(setup: Setup): Promise<string> {
 	return (await setup.client.integrationSettings()).topicPrefix;
-}
-
-function checkAddress(ctx: IHookFunctions, setup: Setup): void {
-	if (!setup.address) {
-		throw new NodeOperationError(setup.node, 'n8n gave this trigger no webhook address', {
-			description: "Set n8n's WEBHOOK_URL to the public https:// address of this n8n and restart it.",
-		});
-	}
-	if (!isSecureUrl(setup.webhookUrl) && !allowsInsecureUrl(ctx)) {
-		throw new NodeOperationError(
-			setup.node,
-			`The clinic webhook service needs an HTTPS address to send events to, and this trigger's address is ${setup.address}`,
-			{
-				description:
-					"Set n8n's WEBHOOK_URL environment variable to a public https:// address that reaches this n8n (for example through a reverse proxy or a tunnel) and restart n8n. For local tests with the clinic simulator, tick \"Allow Insecure URL\" under Options.",
-			},
-		);
-	}
 }
 
 function selectedEvents(node: INode, keys: string[]): CatalogEvent[] {
@@ -269,8 +253,8 @@ function selectedEvents(node: INode, keys: string[]): CatalogEvent[] {
 }
 
 export async function checkExists(this: IHookFunctions): Promise<boolean> {
+	if (!acceptsAddress(this)) return false;
 	const setup = readSetup(this);
-	if (!setup.address || (!isSecureUrl(setup.webhookUrl) && !allowsInsecureUrl(this))) return false;
 	const keys = selectedEventKeys(this);
 	if (keys.length === 0 || keys.some((key) => !findEvent(key))) return false;
 	const stored = storedSubscriptions(setup.staticData);
@@ -302,8 +286,8 @@ export async function checkExists(this: IHookFunctions): Promise<boolean> {
 }
 
 export async function create(this: IHookFunctions): Promise<boolean> {
+	// The node checked the address and the webhook service address first (preflight.ts).
 	const setup = readSetup(this);
-	checkAddress(this, setup);
 	const events = selectedEvents(setup.node, selectedEventKeys(this));
 	const topicPrefix = await topicPrefixOf(setup);
 	const problem = describeTopicPrefixProblem(topicPrefix);

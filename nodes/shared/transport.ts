@@ -199,13 +199,23 @@ export class ClinicClient {
 		const type = this.requireIntegration(itemIndex);
 		const { data } = await this.credentials(type);
 		if (request.host === 'webhooks') {
-			if (!String(data.webhookBaseUrl ?? '').trim()) {
-				const { message, description } = missingWebhookServiceUrlMessage();
-				throw transportError(node, message, '(none)', itemIndex, description);
-			}
-			return checked(String(data.webhookBaseUrl), WEBHOOK_SERVICE_URL_FIELD, normaliseWebhookBaseUrl);
+			return checked(await this.webhookServiceUrl(itemIndex), WEBHOOK_SERVICE_URL_FIELD, normaliseWebhookBaseUrl);
 		}
 		return checked(String(data.baseUrl ?? ''), 'API Base URL', normaliseApiBaseUrl);
+	}
+
+	/**
+	 * The webhook service address as the credential holds it (not yet checked as a URL).
+	 * Fails saying which credential field to fill when it is empty.
+	 */
+	async webhookServiceUrl(itemIndex = 0): Promise<string> {
+		const { data } = await this.credentials(this.requireIntegration(itemIndex));
+		const url = String(data.webhookBaseUrl ?? '');
+		if (!url.trim()) {
+			const { message, description } = missingWebhookServiceUrlMessage();
+			throw transportError(this.ctx.getNode(), message, '(none)', itemIndex, description);
+		}
+		return url;
 	}
 
 	/** Sends a request and returns the parsed body. */

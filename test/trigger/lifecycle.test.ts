@@ -420,6 +420,18 @@ describe('callback address guard', () => {
 		expect(activated.error).toBeUndefined();
 		expect(live(sim).map((s) => s.url)).toEqual([`${insecure}?event=patient%3Apatient-created`]);
 	});
+
+	it('"Allow Insecure URL" unticked on an active http:// trigger -> checkExists false, create says HTTPS is needed', async () => {
+		const allowed = { authentication: 'clinicApi', events: [PATIENT_CREATED], options: { allowInsecureUrl: true } };
+		const first = await activateTrigger(options({ webhookUrl: insecure, parameters: allowed }));
+		const refused = { ...options({ webhookUrl: insecure, staticData: first.staticData }), parameters: { ...allowed, options: {} } };
+
+		const checked = await runTriggerHook('checkExists', refused);
+		expect(checked.error).toBeUndefined();
+		expect(checked.result).toBe(false);
+		const created = await runTriggerHook('create', refused);
+		expect(created.error?.message).toMatch(/^The clinic service sends events only to https:\/\/ addresses, .* Allow Insecure URL$/);
+	});
 });
 
 describe('a credential without the Webhook Service Base URL', () => {
