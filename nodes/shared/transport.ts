@@ -5,6 +5,7 @@
  */
 import { sleep } from 'n8n-workflow';
 import type {
+	IAdditionalCredentialOptions,
 	ICredentialDataDecryptedObject,
 	ICredentialsDecrypted,
 	IDataObject,
@@ -13,6 +14,7 @@ import type {
 	IHttpRequestMethods,
 	IHttpRequestOptions,
 	ILoadOptionsFunctions,
+	IPollFunctions,
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
@@ -50,7 +52,7 @@ interface DecryptedCredential {
 	decrypted: ICredentialsDecrypted;
 }
 
-type Context = IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions;
+type Context = IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions | IPollFunctions;
 
 export interface ClinicRequest {
 	/** Main API (base ends in /api/v1) or the separate webhook service. */
@@ -68,6 +70,8 @@ export interface ClinicRequest {
 	subject?: string;
 	/** Where the token travels when the usual rule (below) does not say: the CFDI downloads' query. */
 	tokenPlacement?: TokenPlacement;
+	/** Send `body` on a GET too (GET /events takes its parameters in a JSON body). Signed requests only. */
+	bodyOnGet?: boolean;
 }
 
 /**
@@ -368,9 +372,7 @@ export class ClinicClient {
 			}
 			const tokenBefore = String(data.accessToken ?? '');
 			try {
-				const response = (await this.ctx.helpers.httpRequestWithAuthentication.call(this.ctx, type, { ...options }, {
-					credentialsDecrypted,
-				})) as ClinicResponse;
+				const response = await this.sendSigned(type, { ...options }, { credentialsDecrypted }, request.bodyOnGet === true);
 				// An empty token before the call means n8n signed in for it and stored the new one.
 				return { response, sentToken: tokenBefore || String(data.accessToken ?? '') };
 			} catch (error) {
@@ -391,6 +393,40 @@ export class ClinicClient {
 				throw signInError(node, failure.message, host, itemIndex);
 			}
 		}
+	}
+
+	/**
+	 * n8n's `httpRequest` helpers delete the body of every GET (n8n-core `httpRequest`,
+	 * 1.123 and 2.41: `if (... method === 'GET') delete axiosRequest.data`); the legacy
+	 * `requestWithAuthentication` helper sends it (its `parseRequestObject` keeps `body`
+	 * for any method and adds `content-type: application/json`). So a GET that must carry
+	 * its body goes through the legacy helper, and everything else through the usual one.
+	 */
+	private async sendSigned(
+		type: string,
+		options: IHttpRequestOptions,
+		additional: IAdditionalCredentialOptions,
+		bodyOnGet: boolean,
+	): Promise<ClinicResponse> {
+		const body = options.body as IDataObject | undefined;
+		const getWithBody = bodyOnGet && options.method === 'GET' && !!body && typeof body === 'object' && Object.keys(body).length > 0;
+		if (!getWithBody) {
+			return (await this.ctx.helpers.httpRequestWithAuthentication.call(this.ctx, type, options, additional)) as ClinicResponse;
+		}
+		// The legacy helper's own option names (uri, simple, resolveWithFullResponse).
+		const legacy = {
+			method: 'GET',
+			uri: options.url,
+			qs: options.qs,
+			body,
+			json: true,
+			headers: options.headers,
+			resolveWithFullResponse: true,
+			// Status codes are read by requestFull (401 retry, error messages).
+			simple: false,
+		};
+		const response = (await this.ctx.helpers.requestWithAuthentication.call(this.ctx, type, legacy as never, additional)) as ClinicResponse;
+		return { statusCode: response.statusCode, headers: response.headers, body: response.body };
 	}
 
 	/**

@@ -8,7 +8,6 @@ import type {
 	IDataObject,
 	IExecuteFunctions,
 	INode,
-	IHttpRequestOptions,
 	IPollFunctions,
 	IWebhookFunctions,
 	JsonObject,
@@ -138,57 +137,6 @@ export interface EventFilter {
 
 export type EventLogContext = IExecuteFunctions | IPollFunctions | IWebhookFunctions;
 
-/**
- * The spec declares offset, limit, topic and name in a JSON body on the GET, but some
- * deployments read the query string. Both are sent, with the same values, so a service
- * reading either place (or both) gets them.
- *
- * n8n's `httpRequest` helpers delete the body of every GET (n8n-core `httpRequest`,
- * 1.123 and 2.41: `if (... method === 'GET') delete axiosRequest.data`); the legacy
- * `requestWithAuthentication` helper sends it (its `parseRequestObject` keeps `body`
- * for any method and adds `content-type: application/json`). So this context hands a
- * GET that carries a body to the legacy helper and everything else to the usual one.
- */
-export function withGetBodies<T extends EventLogContext>(ctx: T): T {
-	const helpers = ctx.helpers;
-	const httpRequestWithAuthentication = async function (
-		this: unknown,
-		credentialsType: string,
-		options: IHttpRequestOptions,
-		additional?: Parameters<typeof helpers.httpRequestWithAuthentication>[2],
-	): Promise<unknown> {
-		const body = options.body as IDataObject | undefined;
-		if (options.method !== 'GET' || !body || typeof body !== 'object' || Object.keys(body).length === 0) {
-			return await helpers.httpRequestWithAuthentication.call(ctx, credentialsType, options, additional);
-		}
-		// The legacy helper's own option names (uri, simple, resolveWithFullResponse).
-		const legacy = {
-			method: 'GET',
-			uri: options.url,
-			qs: options.qs,
-			body,
-			json: true,
-			headers: options.headers,
-			resolveWithFullResponse: true,
-			// Status codes are read by the client (401 retry, error messages).
-			simple: false,
-		};
-		const response = (await helpers.requestWithAuthentication.call(ctx, credentialsType, legacy as never, additional)) as {
-			statusCode: number;
-			headers: IDataObject;
-			body: unknown;
-		};
-		return { statusCode: response.statusCode, headers: response.headers, body: response.body };
-	};
-	return new Proxy(ctx, {
-		get(target, property, receiver) {
-			if (property === 'helpers') return { ...helpers, httpRequestWithAuthentication };
-			const value = Reflect.get(target, property, receiver) as unknown;
-			return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-		},
-	});
-}
-
 /** The delivery logs' shared secrets are taken out of an event before anyone sees it. */
 export function redactEvent(event: IDataObject): IDataObject {
 	if (!Array.isArray(event.logs)) return event;
@@ -216,10 +164,6 @@ export interface EventPage {
 
 /** A reader of the event log: one per execution or poll. */
 export class EventLog {
-	/**
-	 * `client` must have been made on `withGetBodies(ctx)` (the action node's router does),
-	 * or the parameters reach the service in the query string only.
-	 */
 	constructor(
 		private readonly ctx: EventLogContext,
 		private readonly client: ClinicClient,
@@ -227,8 +171,7 @@ export class EventLog {
 
 	/** A reader with its own client, for a trigger. */
 	static open(ctx: EventLogContext, authentication: Authentication): EventLog {
-		// ClinicClient's context type predates poll nodes; a poll context offers the same members it uses.
-		return new EventLog(ctx, new ClinicClient(withGetBodies(ctx) as unknown as IExecuteFunctions, authentication));
+		return new EventLog(ctx, new ClinicClient(ctx, authentication));
 	}
 
 	/** The credential's topic prefix (for complete topics). */
@@ -236,7 +179,11 @@ export class EventLog {
 		return (await this.client.integrationSettings(itemIndex)).topicPrefix;
 	}
 
-	/** One page: parameters in the JSON body and the query string alike. */
+	/**
+	 * One page. The spec declares offset, limit, topic and name in a JSON body on the GET,
+	 * but some deployments read the query string: both carry the same values, so a service
+	 * reading either place (or both) gets them.
+	 */
 	async page(filter: EventFilter, offset: number, limit: number, itemIndex = 0): Promise<EventPage> {
 		const params: IDataObject = { offset, limit };
 		if (filter.topic) params.topic = filter.topic;
@@ -248,6 +195,7 @@ export class EventLog {
 				path: '/events',
 				qs: params,
 				body: { ...params },
+				bodyOnGet: true,
 				auth: 'integration',
 				subject: 'The event log',
 			},

@@ -113,6 +113,20 @@ describe.each([
 		expect(lastCall('POST', /^\/webhooks$/)?.body).toMatchObject({ service_access_token: '<token>', event_name: 'consultation-finished' });
 	});
 
+	test('a GET with `bodyOnGet` carries its JSON body (n8n drops it otherwise); the token stays a bearer header', async () => {
+		sim.seedEvents(3, 'patient', 'patient-created');
+		const events = { host: 'webhooks', method: 'GET', path: '/events', auth: 'integration', body: { limit: 1 } } as const;
+		const result = await probe([{ ...events, bodyOnGet: true }, events], credentials(), type);
+		expect(result.error).toBeUndefined();
+
+		const [withFlag, withoutFlag] = sim.log.filter((entry) => entry.path === '/events');
+		expect(withFlag).toMatchObject({ body: { limit: 1 }, tokenPlacement: ['header'], tokenKind: 'integration', status: 200 });
+		expect(withoutFlag.body).toBeNull();
+		// The simulator reads the parameters from the body only (the spec's place).
+		const counts = result.output?.[0].map((item) => (item.json.body as unknown[]).length);
+		expect(counts).toEqual([1, 3]);
+	});
+
 	test('DELETE on the webhook service carries the token in the JSON body', async () => {
 		const creds = credentials();
 		const result = await runClinicRequests({

@@ -3,7 +3,6 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { WINDOW_CEILING } from '../../shared/hostLimiter';
 import { ClinicClient } from '../../shared/transport';
-import { withGetBodies } from '../../shared/webhookService';
 import type { Authentication } from '../../shared/transport';
 import { ItemTurns, TurnCancelled } from './itemTurns';
 import { resources } from './resources';
@@ -106,8 +105,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const execute = findOperation(this, resource, operation);
 	const { turns: parallel, hostLimit } = concurrencyOf(this, resource, operation);
 	const turns = new ItemTurns(parallel);
-	// withGetBodies: GET /events carries its parameters in a JSON body, which n8n's httpRequest drops.
-	const client = new ClinicClient(withGetBodies(this), authentication, publicBaseUrl, async (itemIndex) => await turns.take(itemIndex), hostLimit);
+	const client = new ClinicClient(this, authentication, publicBaseUrl, async (itemIndex) => await turns.take(itemIndex), hostLimit);
 
 	const results: INodeExecutionData[][] = new Array(items.length);
 	let failure: { itemIndex: number; error: Error } | undefined;
