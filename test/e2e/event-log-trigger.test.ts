@@ -18,36 +18,11 @@ import {
 	useN8nContext,
 	type Execution,
 	type N8nServer,
-	type WorkflowImport,
 } from './harness';
-import { DEMO_CREDENTIAL_IDS, loadExample, simulatorCredentials } from './support/examples';
+import { EVENT_LOG_TRIGGER, eventLogWorkflow } from './support/event-log';
+import { loadExample, simulatorCredentials } from './support/examples';
 
 const EXAMPLE = 'consultation-finished-event-log-sign-email.json';
-
-const TRIGGER = 'Consultation Finished';
-
-function eventLogWorkflow(): WorkflowImport {
-	return {
-		name: 'Finished consultations from the event log',
-		nodes: [
-			{
-				id: 'event-log-trigger',
-				name: TRIGGER,
-				type: 'n8n-nodes-clinic.clinicEventLogTrigger',
-				typeVersion: 1,
-				position: [0, 0],
-				parameters: {
-					pollTimes: { item: [{ mode: 'everyMinute' }] },
-					authentication: 'clinicApi',
-					events: ['consultation:consultation-finished'],
-				},
-				credentials: { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } },
-			},
-		],
-		connections: {},
-		settings: { executionOrder: 'v1' },
-	};
-}
 
 const setups: Array<[string, string]> = [
 	['1.123', N8N_VERSIONS.v1],
@@ -81,7 +56,7 @@ describe.each(setups)('Clinic Event Log Trigger in n8n %s', (_label, version) =>
 	};
 	/** Event ids each execution started with, oldest execution first. */
 	const emittedPerExecution = (executions: Execution[]): number[][] =>
-		[...executions].reverse().map((execution) => nodeJson(execution, TRIGGER).map((json) => json.eventId as number));
+		[...executions].reverse().map((execution) => nodeJson(execution, EVENT_LOG_TRIGGER).map((json) => json.eventId as number));
 	/** Waits until the executions together carry `ids` (and fails on any extra or repeated id). */
 	const waitForIds = async (ids: number[]): Promise<Execution[]> => {
 		const deadline = Date.now() + 150_000;
@@ -110,7 +85,7 @@ describe.each(setups)('Clinic Event Log Trigger in n8n %s', (_label, version) =>
 			expect(executions.length).toBeGreaterThanOrEqual(2);
 			expect(executions.every((e) => e.status === 'success')).toBe(true);
 			// The newest execution starts with the oldest of its events.
-			expect(nodeJson(executions[0], TRIGGER)[0]).toMatchObject({
+			expect(nodeJson(executions[0], EVENT_LOG_TRIGGER)[0]).toMatchObject({
 				event: 'consultation-finished',
 				topic: `${sim.topicPrefix}.consultation`,
 				eventId: second[0],

@@ -33,6 +33,7 @@ import {
 	type QueueCluster,
 	type WorkflowImport,
 } from './harness';
+import { EVENT_LOG_TRIGGER, eventLogWorkflow } from './support/event-log';
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
 
 const ROUNDS = 3;
@@ -70,31 +71,6 @@ function roundsWorkflow(path: string, credential: 'clinicApi' | 'clinicRefreshTo
 			},
 		],
 		connections: { Webhook: { main: [[{ node: 'Get Consultation', type: 'main', index: 0 }]] } },
-		settings: { executionOrder: 'v1' },
-	};
-}
-
-const EVENT_LOG_TRIGGER = 'Finished (event log)';
-
-function eventLogWorkflow(): WorkflowImport {
-	return {
-		name: 'Finished consultations from the event log (queue)',
-		nodes: [
-			{
-				id: 'queue-event-log',
-				name: EVENT_LOG_TRIGGER,
-				type: 'n8n-nodes-clinic.clinicEventLogTrigger',
-				typeVersion: 1,
-				position: [0, 0],
-				parameters: {
-					pollTimes: { item: [{ mode: 'everyMinute' }] },
-					authentication: 'clinicApi',
-					events: ['consultation:consultation-finished'],
-				},
-				credentials: { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } },
-			},
-		],
-		connections: {},
 		settings: { executionOrder: 'v1' },
 	};
 }
