@@ -5,7 +5,8 @@
  */
 import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
-import { refreshCredential } from './support';
+import type { CredentialStore } from '../helpers';
+import { passwordCredential, refreshCredential } from './support';
 
 type Helpers = typeof import('../helpers');
 
@@ -39,6 +40,17 @@ beforeEach(() => {
 
 const GET_CONSULTATION = [{ method: 'GET' as const, path: '/consultations/1', auth: 'integration' as const }];
 
+/**
+ * Process A signs in with a credential the user just saved (a pasted refresh token for the
+ * two-factor account, or the password); answers the store n8n saved the session to.
+ */
+async function signedInByA(type: 'clinicApi' | 'clinicRefreshTokenApi'): Promise<CredentialStore> {
+	const data = type === 'clinicApi' ? passwordCredential(sim) : refreshCredential(sim, sim.issueRefreshToken(sim.twoFactor.username));
+	const first = await processA.runClinicRequests({ authentication: type, credentials: { [type]: data }, requests: GET_CONSULTATION });
+	expect(first.error).toBeUndefined();
+	return first.store;
+}
+
 /** What the service answers a refresh grant, as another process would receive it. */
 async function rotateElsewhere(refreshToken: string): Promise<{ access_token: string; refresh_token: string }> {
 	const response = await fetch(`${sim.apiBaseUrl}/oauth/token`, {
@@ -51,14 +63,7 @@ async function rotateElsewhere(refreshToken: string): Promise<{ access_token: st
 }
 
 test('process A renews the token (revoking B\'s): B\'s 401 takes A\'s stored token, no token request in B', async () => {
-	const pasted = sim.issueRefreshToken(sim.twoFactor.username);
-	const first = await processA.runClinicRequests({
-		authentication: 'clinicRefreshTokenApi',
-		credentials: { clinicRefreshTokenApi: refreshCredential(sim, pasted) },
-		requests: GET_CONSULTATION,
-	});
-	expect(first.error).toBeUndefined();
-	const store = first.store;
+	const store = await signedInByA('clinicRefreshTokenApi');
 	const before = sim.tokenRequests();
 
 	const inB = await processB.runClinicRequests({
@@ -81,13 +86,7 @@ test('process A renews the token (revoking B\'s): B\'s 401 takes A\'s stored tok
 });
 
 test('B\'s refresh is refused because A rotated the chain: B takes the newer stored pair, once', async () => {
-	const pasted = sim.issueRefreshToken(sim.twoFactor.username);
-	const first = await processA.runClinicRequests({
-		authentication: 'clinicRefreshTokenApi',
-		credentials: { clinicRefreshTokenApi: refreshCredential(sim, pasted) },
-		requests: GET_CONSULTATION,
-	});
-	const store = first.store;
+	const store = await signedInByA('clinicRefreshTokenApi');
 	const chainHead = String(store.data('clinicRefreshTokenApi').rotatedRefreshToken);
 	const before = sim.tokenRequests('refresh_token');
 
@@ -120,38 +119,20 @@ test('B\'s refresh is refused because A rotated the chain: B takes the newer sto
 });
 
 test('nothing newer in the store: the refused refresh token is final, after one look again', async () => {
-	const pasted = sim.issueRefreshToken(sim.twoFactor.username);
-	const first = await processA.runClinicRequests({
-		authentication: 'clinicRefreshTokenApi',
-		credentials: { clinicRefreshTokenApi: refreshCredential(sim, pasted) },
-		requests: GET_CONSULTATION,
-	});
+	const store = await signedInByA('clinicRefreshTokenApi');
 	sim.revokeAllTokens();
 	const before = sim.tokenRequests('refresh_token');
-	const inB = await processB.runClinicRequests({ authentication: 'clinicRefreshTokenApi', store: first.store, requests: GET_CONSULTATION, items: 3 });
+	const inB = await processB.runClinicRequests({ authentication: 'clinicRefreshTokenApi', store, requests: GET_CONSULTATION, items: 3 });
 	expect(inB.error?.message).toMatch(/refused the refresh token[\s\S]*paste it into the Clinic Refresh Token API credential/);
 	expect(sim.tokenRequests('refresh_token') - before).toBe(1);
 	// The next execution in that process does not send the refused token again.
-	const again = await processB.runClinicRequests({ authentication: 'clinicRefreshTokenApi', store: first.store, requests: GET_CONSULTATION });
+	const again = await processB.runClinicRequests({ authentication: 'clinicRefreshTokenApi', store, requests: GET_CONSULTATION });
 	expect(again.error?.message).toMatch(/refused the refresh token/);
 	expect(sim.tokenRequests('refresh_token') - before).toBe(1);
 });
 
 test('password credential: B\'s 401 after A signed in anew takes A\'s stored token', async () => {
-	const first = await processA.runClinicRequests({
-		authentication: 'clinicApi',
-		credentials: {
-			clinicApi: {
-				baseUrl: sim.apiBaseUrl,
-				webhookBaseUrl: sim.webhooksBaseUrl,
-				topicPrefix: sim.topicPrefix,
-				username: sim.demo.username,
-				password: sim.demo.password,
-			},
-		},
-		requests: GET_CONSULTATION,
-	});
-	const store = first.store;
+	const store = await signedInByA('clinicApi');
 	const before = sim.tokenRequests();
 	const inB = await processB.runClinicRequests({
 		authentication: 'clinicApi',
