@@ -7,6 +7,11 @@
  * the executions run behind, so the time until every execution finished is shown too.
  * Then 200 exact copies of already accepted deliveries: the trigger must start nothing.
  *
+ * As the service does, each of the trigger's deliveries is of an event in the event log,
+ * logged just before it is sent, on a log of 5,000 earlier events of the kind (listed
+ * oldest first, the simulator's default): the trigger's duplicate check reads the end of
+ * that log on every delivery.
+ *
  * Executions are saved as n8n saves them by default (EXECUTIONS_DATA_SAVE_ON_SUCCESS=all),
  * for both nodes alike, and counted through n8n's executions list by status. n8n runs
  * with a production concurrency limit (see SERVER_ENV): with none, a burst of 2,000
@@ -36,6 +41,13 @@ const CONCURRENCY = 16;
  */
 const SERVER_ENV = { N8N_CONCURRENCY_PRODUCTION_LIMIT: '16' };
 const EVENT = 'patient:patient-updated';
+/** Earlier events of the kind in the event log before the first delivery. */
+const LOGGED_BEFORE = 5000;
+/**
+ * The duplicates repeat the newest accepted deliveries: the duplicate check compares a
+ * delivery with the newest 50 logged events of its kind (a retry comes soon after).
+ */
+const REPEATED_DELIVERIES = 40;
 const WEBHOOK_PATH = 'bench-deliveries';
 
 type Kind = 'trigger' | 'webhook';
@@ -66,8 +78,11 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 	const rounds = measuredRounds + 1;
 	const deliveriesIn = (round: number) => (round === 0 ? Math.ceil(count / 10) : count);
 	sim.reset();
-	sim.seedEvents(1);
+	const [suffix, eventName] = EVENT.split(':');
+	sim.seedEvents(LOGGED_BEFORE, suffix, eventName);
 	const template = sim.events()[0].value as Record<string, unknown>;
+	/** The service logs the event it is about to deliver. */
+	const logEvent = (body: Buffer) => sim.seedEvents(1, suffix, eventName, () => (JSON.parse(body.toString('utf8')) as { value: unknown }).value);
 
 	const credential = clinicCredential(sim, 'bench 5');
 	const workflows: Record<Kind, WorkflowImport> = {
@@ -109,7 +124,8 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 				const bodies = bodiesFor(kind, round);
 				const rss = new RssSampler(server.child.pid!);
 				const started = Date.now();
-				const sent = await sendAll(urls[kind], bodies, headersOf, CONCURRENCY);
+				const beforeSend = kind === 'trigger' ? (i: number) => logEvent(bodies[i]) : undefined;
+				const sent = await sendAll(urls[kind], bodies, headersOf, CONCURRENCY, beforeSend);
 				const ok = sent.answers.filter((a) => accepted(a) && !markedDuplicate(a)).length;
 				bench.log(`[5] ${label}: ${ok}/${bodies.length} accepted in ${fmt(sent.ms)} ms (${fmt(perSecond(ok, sent.ms))}/s)`);
 				if (ok !== bodies.length) {
@@ -142,7 +158,9 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 		for (const kind of ['trigger', 'webhook'] as const) {
 			const total = (c: ExecutionCounts) => c.success + c.failed + c.pending;
 			const before = total(await executionCounts(server, workflows[kind].id!));
-			const sent = await sendAll(urls[kind], lastBodies[kind].slice(0, duplicates), headersOf, CONCURRENCY);
+			const repeated = lastBodies[kind].slice(-REPEATED_DELIVERIES);
+			const copies = Array.from({ length: duplicates }, (_, i) => repeated[i % repeated.length]);
+			const sent = await sendAll(urls[kind], copies, headersOf, CONCURRENCY);
 			// Executions run behind the answers: wait for the ones expected, then a little more.
 			const expected = sent.answers.filter((a) => accepted(a) && !markedDuplicate(a)).length;
 			await settle(server, workflows[kind].id!, before + expected, 5 * 60_000);
@@ -186,7 +204,11 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 				'of the subscription the trigger registered at the simulator. Accepted/s: 2xx answers per second of sending; ' +
 				'executed/s: deliveries per second until n8n reported every execution finished. ' +
 				`Medians of ${measuredRounds} runs after a warm-up run of ${deliveriesIn(0)} deliveries (a run takes minutes on n8n 2.x). Peak RSS: highest VmRSS of \`n8n start\` while a run was sent and executed. ` +
-				`Then ${duplicates} exact copies of accepted deliveries (same bytes, same signature) to each.`,
+				`Then ${duplicates} exact copies of the last ${REPEATED_DELIVERIES} accepted deliveries (same bytes, same signature) to each.`,
+			'',
+			`Each Clinic Trigger delivery is of an event in the simulator's event log, logged just before it is sent (as the service logs ` +
+				`an event, then delivers it), on a log that held ${fmt(LOGGED_BEFORE)} earlier events of the kind and grows with each delivery, ` +
+				'listed oldest first: the trigger\'s duplicate check (Duplicate Check "Event Log", the default) reads the end of that log on every delivery.',
 			'',
 			'Executions are saved as n8n saves them by default (`EXECUTIONS_DATA_SAVE_ON_SUCCESS=all`, sqlite) for both nodes, ' +
 				'and counted by status through n8n\'s executions list. n8n runs with `N8N_CONCURRENCY_PRODUCTION_LIMIT=16`, ' +

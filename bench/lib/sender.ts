@@ -37,10 +37,13 @@ export async function sendAll(
 	bodies: Buffer[],
 	headersOf: (body: Buffer) => Record<string, string>,
 	concurrency: number,
+	/** Runs just before each body is sent (e.g. the service logging the event it delivers). */
+	beforeSend?: (index: number) => void,
 ): Promise<SendResult> {
 	const target = new URL(url);
 	const answers: Answer[] = new Array(bodies.length);
 	const ms = await keepAlivePool(bodies.length, concurrency, async (agent, index) => {
+		beforeSend?.(index);
 		answers[index] = await post(agent, target, bodies[index], headersOf(bodies[index]));
 	});
 	return { ms, answers };

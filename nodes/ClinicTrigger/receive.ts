@@ -61,6 +61,9 @@ async function rawBodyOf(ctx: IWebhookFunctions): Promise<Buffer> {
 /**
  * The secret a delivery must be signed with: derived from the credential's signing key
  * (read from the encrypted credential on each delivery, never stored in the workflow).
+ * Not kept in memory between deliveries either: n8n tells a node nothing when a
+ * credential is edited, so a kept key would go on accepting deliveries signed with a key
+ * the user has replaced.
  */
 async function secretOfDelivery(ctx: IWebhookFunctions, key: string, stored: StoredSubscription): Promise<string | undefined> {
 	if (stored.legacySecret) return stored.legacySecret;

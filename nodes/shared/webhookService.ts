@@ -231,7 +231,8 @@ export class EventLog {
 	/**
 	 * The most recent events matching the filter, newest first, at most `max`. Works
 	 * whichever order the service lists in: newest first, the first pages hold them;
-	 * oldest first, the end of the log is found by doubling the offset, then read.
+	 * oldest first, the end of the log is found by doubling the offset, then read (or,
+	 * once this process has seen the log, read on from where it ended then).
 	 */
 	async recent(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<EventRecord[]> {
 		return (await this.tail(filter, max, pageSize)).events;
@@ -239,6 +240,14 @@ export class EventLog {
 
 	/** `recent`, plus the number of matching events when the service lists oldest first. */
 	async tail(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<{ events: EventRecord[]; oldestFirstLength?: number }> {
+		const endKey = await this.endKey(filter);
+		const known = knownEnds.get(endKey);
+		const fromKnown = known && (await this.tailFromKnownEnd(filter, max, pageSize, known));
+		if (fromKnown) {
+			rememberEnd(endKey, fromKnown.end);
+			return { events: fromKnown.events, oldestFirstLength: fromKnown.length };
+		}
+		knownEnds.delete(endKey);
 		const first = await this.page(filter, 0, pageSize);
 		if (first.events.length === 0) return { events: [] };
 		const order = orderOf(first.events);
@@ -255,13 +264,75 @@ export class EventLog {
 			return { events: newestFirst([...found.values()]).slice(0, max) };
 		}
 		const end = await this.endOffset(filter, first);
+		const back = await this.readBack(filter, end, max, pageSize);
+		rememberEnd(endKey, back.end);
+		return { events: back.events, oldestFirstLength: end };
+	}
+
+	/** The newest `max` events of an oldest-first log of `end` events, read back from its end. */
+	private async readBack(
+		filter: EventFilter,
+		end: number,
+		max: number,
+		pageSize: number,
+	): Promise<{ events: EventRecord[]; end?: KnownEnd }> {
 		const found = new Map<number, EventRecord>();
-		for (let offset = Math.max(0, end - pageSize); found.size < max; offset = Math.max(0, offset - pageSize)) {
-			const page = await this.page(filter, offset, pageSize);
-			for (const event of page.events) found.set(event.id, event);
-			if (offset === 0) break;
+		let last: EventRecord | undefined;
+		// A page's worth back at a time, each read up to where the one after it began (pages may come back short).
+		for (let to = end; to > 0 && found.size < max; to = Math.max(0, to - pageSize)) {
+			for (let offset = Math.max(0, to - pageSize); offset < to; ) {
+				const page = await this.page(filter, offset, pageSize);
+				if (page.events.length === 0) break;
+				last ??= page.events[end - 1 - offset];
+				for (const event of page.events) found.set(event.id, event);
+				offset += page.events.length;
+			}
 		}
-		return { events: newestFirst([...found.values()]).slice(0, max), oldestFirstLength: end };
+		return { events: newestFirst([...found.values()]).slice(0, max), end: last && { length: end, lastId: last.id } };
+	}
+
+	/** Which remembered end is this log's: one log per service, topic and event name. */
+	private async endKey(filter: EventFilter): Promise<string> {
+		const { webhookBaseUrl } = await this.client.integrationSettings();
+		return [webhookBaseUrl, filter.topic ?? '', filter.name ?? ''].join('\n');
+	}
+
+	/**
+	 * `tail` from where an oldest-first log ended at the last look: read forward from a
+	 * little before that end until a page comes back empty (a short page proves nothing,
+	 * the service may cap the page size). Usually two requests instead of 2·log2(n/page).
+	 * Undefined, so that the caller searches as if nothing were known, when the pages do
+	 * not bear the remembered end out: the event there is another one or gone (the log
+	 * shrank or was reset), or the ids do not ascend (the service lists newest first now).
+	 */
+	private async tailFromKnownEnd(
+		filter: EventFilter,
+		max: number,
+		pageSize: number,
+		known: KnownEnd,
+	): Promise<{ events: EventRecord[]; length: number; end?: KnownEnd } | undefined> {
+		// At least two events, for the order; at least `max`, to answer from these pages alone.
+		const start = Math.max(0, known.length - Math.max(max, 2));
+		// A log that grew by more than a few pages since is searched from here on instead.
+		const pagesAllowed = Math.ceil((known.length - start) / pageSize) + 3;
+		const read: EventRecord[] = [];
+		let end: number | undefined;
+		for (let offset = start, pages = 0; end === undefined && pages < pagesAllowed; pages++) {
+			const page = await this.page(filter, offset, pageSize);
+			if (page.events.length === 0) end = offset;
+			read.push(...page.events);
+			offset += page.events.length;
+		}
+		// The remembered last event still at its offset: the log up to there is the one seen before.
+		if (read[known.length - 1 - start]?.id !== known.lastId || orderOf(read) === 'newest-first') return undefined;
+		if (end === undefined) {
+			const length = await this.endAfter(filter, start + read.length, pageSize);
+			return { ...(await this.readBack(filter, length, max, pageSize)), length };
+		}
+		// From `start` to the end: at least `max` events, or the whole log.
+		const lastId = read[read.length - 1].id;
+		const events = newestFirst([...new Map(read.map((event) => [event.id, event])).values()]).slice(0, max);
+		return { events, length: end, end: { length: end, lastId } };
 	}
 
 	/**
@@ -270,8 +341,11 @@ export class EventLog {
 	 * requests instead of reading the whole log.
 	 */
 	async endOffset(filter: EventFilter, first: EventPage): Promise<number> {
-		let known = first.events.length; // at least this many
-		let step = Math.max(first.events.length, 1);
+		return await this.endAfter(filter, first.events.length, Math.max(first.events.length, 1));
+	}
+
+	/** `endOffset`, given that the first `known` events exist; the offset grows by `step` first. */
+	private async endAfter(filter: EventFilter, known: number, step: number): Promise<number> {
 		let empty: number | undefined;
 		while (empty === undefined) {
 			const offset = known - 1 + step;
@@ -296,6 +370,36 @@ export class EventLog {
 }
 
 export const DEFAULT_PAGE_SIZE = 100;
+
+/** Where an oldest-first log ended: its number of events and the id of the last one. */
+interface KnownEnd {
+	length: number;
+	lastId: number;
+}
+
+/** Logs whose end is remembered: a few per event kind a trigger listens for. */
+const KNOWN_ENDS_KEPT = 1000;
+
+/**
+ * The last seen end of each oldest-first log, for the whole process (module state, as the
+ * host limiters are), so that the next look at a log starts there: the Clinic Trigger
+ * looks at the end of the log on every delivery. Only a hint: `tail` checks it against
+ * what the service lists and searches afresh when it does not hold.
+ */
+const knownEnds = new Map<string, KnownEnd>();
+
+function rememberEnd(key: string, end: KnownEnd | undefined): void {
+	if (!end) return;
+	// Most recently used last: the first key is the one to drop.
+	knownEnds.delete(key);
+	knownEnds.set(key, end);
+	if (knownEnds.size > KNOWN_ENDS_KEPT) knownEnds.delete(knownEnds.keys().next().value as string);
+}
+
+/** Forgets every remembered log end (tests start from a fresh process's state). */
+export function forgetEventLogEnds(): void {
+	knownEnds.clear();
+}
 
 export type ListOrder = 'oldest-first' | 'newest-first';
 

@@ -80,10 +80,10 @@ export class SimState {
 		return record;
 	}
 
-	seedEvents(count: number, suffix = 'patient', name = 'patient-updated'): void {
+	seedEvents(count: number, suffix = 'patient', name = 'patient-updated', valueOf?: (index: number) => unknown): void {
 		if (!Number.isInteger(count) || count < 0) throw new Error('count must be a non-negative integer');
 		const people = [...this.store.people.values()].map(patientEventValue);
-		this.bus.seed(count, suffix, name, (i) => ({ ...people[i % people.length] }));
+		this.bus.seed(count, suffix, name, valueOf ?? ((i) => ({ ...people[i % people.length] })));
 	}
 
 	seedInvoices(count: number): number[] {

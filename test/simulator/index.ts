@@ -212,7 +212,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 			state.afterEventsPage = hook;
 		},
 		emit: (suffix, name, value) => state.emitAndSettle(suffix, name, value),
-		seedEvents: (count, suffix, name) => state.seedEvents(count, suffix, name),
+		seedEvents: (count, suffix, name, valueOf) => state.seedEvents(count, suffix, name, valueOf),
 		seedInvoices: (count) => state.seedInvoices(count),
 		deliveriesSettled: () => state.bus.settled(),
 		subscriptions: () => [...state.bus.subscriptions],

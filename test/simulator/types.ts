@@ -211,8 +211,11 @@ export interface Simulator {
 	 * event's deliveries, retries and duplicates are done. Throws on names not in the catalog.
 	 */
 	emit(topicSuffix: string, eventName: string, value: unknown): Promise<EventRecord>;
-	/** Bulk events in the event log without deliveries; default topic 'patient', event 'patient-updated'. */
-	seedEvents(count: number, topicSuffix?: string, eventName?: string): void;
+	/**
+	 * Bulk events in the event log without deliveries; default topic 'patient', event
+	 * 'patient-updated', values the seed people's (or `valueOf(i)` for the i-th event).
+	 */
+	seedEvents(count: number, topicSuffix?: string, eventName?: string, valueOf?: (index: number) => unknown): void;
 	/** Creates signed invoices (each with its encounter and one charge); returns their ids. */
 	seedInvoices(count: number): number[];
 	/** Resolves when no delivery or retry is pending. */

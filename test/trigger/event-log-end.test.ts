@@ -1,0 +1,218 @@
+/**
+ * The duplicate check's reads of the event log per delivery (nodes/shared/webhookService.ts
+ * `EventLog.tail`): on an oldest-first log the process remembers where the log ended and
+ * reads on from there, a few requests per delivery instead of a search over the whole
+ * log; when the log no longer looks as remembered (shorter, reset, reordered, capped
+ * pages) the delivery is still matched to its own logged event. Deliveries go through
+ * n8n-core's WebhookContext; the log and the request count are the simulator's.
+ */
+import type { IDataObject, INodeParameters } from 'n8n-workflow';
+
+import { emittedEvents } from '../../nodes/ClinicTrigger/eventResolution';
+import { forgetEventLogEnds } from '../../nodes/shared/webhookService';
+import { activateTrigger, deliverWebhook } from '../helpers/trigger';
+import type { DeliveryResult, HookResult } from '../helpers/trigger';
+import { signDelivery, startSimulator } from '../simulator';
+import type { Simulator } from '../simulator';
+import { PATIENT_CREATED, credentialsFor } from './support';
+
+let sim: Simulator;
+let activated: HookResult;
+const parameters: INodeParameters = { authentication: 'clinicApi', events: [PATIENT_CREATED], options: {} };
+
+beforeAll(async () => {
+	sim = await startSimulator({ allowHttpCallbacks: true });
+	activated = await activateTrigger({ parameters, credentials: credentialsFor(sim) });
+	if (activated.error) throw activated.error;
+});
+
+afterAll(async () => {
+	await sim.close();
+});
+
+/** The subscription's secret, read before any reset of the log (a reset drops subscriptions). */
+let secret = '';
+beforeAll(() => {
+	const id = (activated.nodeStaticData[PATIENT_CREATED] as IDataObject).id;
+	secret = sim.subscriptions().find((s) => s.id === id)!.authentication_data.secret;
+});
+
+beforeEach(() => {
+	// A fresh log numbers its events from 1 again: so does a fresh process's memory.
+	sim.reset();
+	sim.setEventOrder('oldest-first');
+	sim.onEventsPage(null);
+	emittedEvents.clear();
+	forgetEventLogEnds();
+});
+
+afterEach(() => {
+	expect(sim.internalErrors()).toEqual([]);
+});
+
+let counter = 0;
+
+/** Logs a patient-created event with a value of its own (as the service does before delivering it). */
+function logEvent(value: IDataObject = { id: 10_000 + ++counter, first_name: 'Ana', last_name: `López ${counter}` }) {
+	sim.seedEvents(1, 'patient', 'patient-created', () => value);
+	return { id: sim.events().at(-1)!.id, value };
+}
+
+/** Filler events of the same kind (the seed people's values). */
+function seed(count: number) {
+	sim.seedEvents(count, 'patient', 'patient-created');
+}
+
+/** Delivers a value as the service does; answers the result and the GET /events requests it took. */
+async function deliver(value: IDataObject): Promise<{ result: DeliveryResult; reads: number }> {
+	const rawBody = Buffer.from(JSON.stringify({ value }));
+	sim.clearLog();
+	const result = await deliverWebhook({
+		parameters,
+		store: activated.store,
+		staticData: activated.staticData,
+		rawBody,
+		headers: { 'content-type': 'application/json', signature: signDelivery(secret, rawBody) },
+		query: { event: PATIENT_CREATED },
+	});
+	expect(result.error).toBeUndefined();
+	return { result, reads: sim.log.filter((entry) => entry.path === '/events').length };
+}
+
+const eventIdOf = (result: DeliveryResult) => result.workflowData?.[0][0].json.eventId;
+
+describe('an oldest-first log of 5,000 events', () => {
+	it('the first delivery searches for the end; the next ones take two reads each, and find their own event', async () => {
+		seed(5000);
+		const first = logEvent();
+		const cold = await deliver(first.value);
+		expect(eventIdOf(cold.result)).toBe(first.id);
+		// 2·log2(5000/100) single-event probes around the end, plus the pages read.
+		expect(cold.reads).toBeGreaterThanOrEqual(12);
+
+		const warm: number[] = [];
+		for (let i = 0; i < 20; i++) {
+			const event = logEvent();
+			if (i % 5 === 0) seed(3); // other events of the kind in between
+			const { result, reads } = await deliver(event.value);
+			expect(eventIdOf(result)).toBe(event.id);
+			warm.push(reads);
+		}
+		expect(Math.max(...warm)).toBeLessThanOrEqual(2);
+	});
+
+	it('a repeated delivery is still answered as one with a warm memory; a second event with the same payload still runs', async () => {
+		seed(5000);
+		const event = logEvent();
+		expect(eventIdOf((await deliver(event.value)).result)).toBe(event.id);
+
+		const again = await deliver(event.value);
+		expect(again.result.workflowData).toBeUndefined();
+		expect(again.result.response.body).toEqual({ received: true, duplicate: true });
+		expect(again.reads).toBeLessThanOrEqual(2);
+
+		const twin = logEvent(event.value);
+		const second = await deliver(event.value);
+		expect(eventIdOf(second.result)).toBe(twin.id);
+		expect(second.reads).toBeLessThanOrEqual(2);
+	});
+
+	it('a log that grew by thousands since the last delivery: found from the remembered end on', async () => {
+		seed(5000);
+		await deliver(logEvent().value);
+		seed(4000);
+		const event = logEvent();
+		const { result, reads } = await deliver(event.value);
+		expect(eventIdOf(result)).toBe(event.id);
+		expect(reads).toBeLessThan(30);
+		const next = logEvent();
+		expect((await deliver(next.value)).reads).toBeLessThanOrEqual(2);
+	});
+});
+
+describe('a remembered end that no longer holds: the delivery still finds its event', () => {
+	/** Warms the memory on a log of `count` events; answers the last event. */
+	async function warmOn(count: number) {
+		seed(count - 1);
+		const event = logEvent();
+		expect(eventIdOf((await deliver(event.value)).result)).toBe(event.id);
+		return event;
+	}
+
+	it('the log was reset and is shorter now', async () => {
+		await warmOn(5000);
+		sim.reset();
+		emittedEvents.clear();
+		seed(30);
+		const event = logEvent();
+		const { result } = await deliver(event.value);
+		expect(eventIdOf(result)).toBe(event.id);
+		expect(event.id).toBe(31);
+	});
+
+	it('the log was reset and is empty but for the delivered event', async () => {
+		await warmOn(300);
+		sim.reset();
+		emittedEvents.clear();
+		const event = logEvent();
+		expect(eventIdOf((await deliver(event.value)).result)).toBe(event.id);
+	});
+
+	it('the log was reset and rebuilt with other events at the remembered place', async () => {
+		const before = await warmOn(2000);
+		sim.reset();
+		emittedEvents.clear();
+		sim.seedEvents(100, 'invoice', 'invoice-updated');
+		seed(2500);
+		const event = logEvent();
+		const { result } = await deliver(event.value);
+		expect(eventIdOf(result)).toBe(event.id);
+		expect(event.id).toBeGreaterThan(before.id);
+	});
+
+	it('the log was reset and refilled the same way up to the remembered end: read on from there', async () => {
+		await warmOn(2000);
+		sim.reset();
+		emittedEvents.clear();
+		seed(2000); // the same ids at the same offsets: indistinguishable, and still the log as it is
+		seed(40);
+		const event = logEvent();
+		expect(eventIdOf((await deliver(event.value)).result)).toBe(event.id);
+	});
+
+	it('the service lists newest first now', async () => {
+		await warmOn(3000);
+		sim.setEventOrder('newest-first');
+		const event = logEvent();
+		expect(eventIdOf((await deliver(event.value)).result)).toBe(event.id);
+		sim.setEventOrder('oldest-first');
+		const next = logEvent();
+		expect(eventIdOf((await deliver(next.value)).result)).toBe(next.id);
+	});
+
+	it('pages are capped below the page size asked for (a short page is not the end)', async () => {
+		await warmOn(3000);
+		sim.onEventsPage((page) => {
+			page.length = Math.min(page.length, 7);
+		});
+		seed(60);
+		const event = logEvent();
+		const { result } = await deliver(event.value);
+		expect(eventIdOf(result)).toBe(event.id);
+	});
+
+	it('events inserted between two reads of one delivery are found by the next delivery', async () => {
+		await warmOn(3000);
+		let inserted = false;
+		const late: Array<{ id: number; value: IDataObject }> = [];
+		sim.onEventsPage(() => {
+			if (inserted) return;
+			inserted = true;
+			late.push(logEvent());
+		});
+		const event = logEvent();
+		expect(eventIdOf((await deliver(event.value)).result)).toBe(event.id);
+		sim.onEventsPage(null);
+		expect(eventIdOf((await deliver(late[0].value)).result)).toBe(late[0].id);
+	});
+});
