@@ -33,6 +33,8 @@ export class ClinicTrigger implements INodeType {
 				name: 'default',
 				httpMethod: 'POST',
 				responseMode: 'onReceived',
+				// Without it n8n answers an accepted delivery with the text "firstEntryJson".
+				responseData: 'noData',
 				path: 'webhook',
 			},
 		],

@@ -2,7 +2,8 @@
  * Which logged event a delivery is. The service's deliveries carry no event id: a retried
  * delivery and a second event with the same payload are byte-identical. The event log
  * tells them apart: each matching event (same topic, name and value) is emitted once, the
- * oldest first, so N events with one payload start N runs and any retry starts none.
+ * oldest first, so N events with one payload start N runs and a retry starts none,
+ * unless n8n answered every earlier delivery of it with a server error (no run stored).
  */
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
@@ -61,7 +62,36 @@ export async function resolveDelivery(
 	if (matching.length === 0) return { kind: 'unknown' };
 	// Chosen and recorded in one synchronous step: two copies at once cannot both take it.
 	const chosen = matching.find((event) => !emittedEvents.seen(`${triggerKey}\n${event.id}`, EMITTED_FOR_MS));
-	return chosen ? { kind: 'event', event: chosen } : { kind: 'repeat' };
+	if (chosen) return { kind: 'event', event: chosen };
+	const unstored = matching.find((event) => onlyServerErrorsAt(event, ownPath(ctx)));
+	return unstored ? { kind: 'event', event: unstored } : { kind: 'repeat' };
+}
+
+/** The path of this trigger's webhook address: the service logs each delivery's target URL. */
+function ownPath(ctx: IWebhookFunctions): string | undefined {
+	try {
+		return new URL(ctx.getNodeWebhookUrl('default') ?? '').pathname;
+	} catch {
+		return undefined;
+	}
+}
+
+/**
+ * Every earlier delivery of the event to this trigger was answered with a server error:
+ * n8n (2.x) answers only once the run is stored, so none of them started one, and this
+ * delivery is the service's retry, not a repeat. A delivery with no answer (a timeout)
+ * may have started a run: it does not count.
+ */
+function onlyServerErrorsAt(event: EventRecord, path: string | undefined): boolean {
+	if (!path) return false;
+	const ours = (event.logs ?? []).filter((log) => {
+		try {
+			return new URL(String(log.target_url)).pathname === path;
+		} catch {
+			return false;
+		}
+	});
+	return ours.length > 0 && ours.every((log) => typeof log.response_code === 'number' && log.response_code >= 500);
 }
 
 /** Lets a later delivery take this event again (its run could not be started after all). */

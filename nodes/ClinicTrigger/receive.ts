@@ -157,6 +157,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	if (options.includeRawBody === true) json.rawBody = raw.toString('utf8');
 	const item: INodeExecutionData = { json };
 
-	respond(this, { status: 200, body: { received: true } });
-	return { noWebhookResponse: true, workflowData: [[item]] };
+	// n8n answers this one (an empty 200): from 2.x only once the execution is stored, so a
+	// delivery n8n failed to record gets an error answer (and the service's retry), not a 200.
+	return { workflowData: [[item]] };
 }

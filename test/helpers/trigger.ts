@@ -439,12 +439,15 @@ export async function deliverWebhook(options: DeliverWebhookOptions): Promise<De
 		);
 		response = {
 			status: responseCode,
+			// n8n's order (extractWebhookOnReceivedResponse): responseData first.
 			body:
-				resultData.webhookResponse !== undefined
-					? resultData.webhookResponse
-					: responseData === 'noData'
-						? undefined
-						: { message: 'Workflow was started' },
+				responseData === 'noData'
+					? undefined
+					: responseData
+						? responseData
+						: resultData.webhookResponse !== undefined
+							? resultData.webhookResponse
+							: { message: 'Workflow was started' },
 			headers: recorded.headers,
 		};
 	}

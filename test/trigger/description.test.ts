@@ -20,7 +20,7 @@ describe('Clinic Trigger description', () => {
 		expect(description.inputs).toEqual([]);
 		expect(description.outputs).toEqual(['main']);
 		expect(description.icon).toEqual({ light: 'file:clinic.svg', dark: 'file:clinic.dark.svg' });
-		expect(description.webhooks).toEqual([{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'webhook' }]);
+		expect(description.webhooks).toEqual([{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', responseData: 'noData', path: 'webhook' }]);
 	});
 
 	it('offers both integration credentials, each required under its own choice', () => {

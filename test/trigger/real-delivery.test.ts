@@ -36,6 +36,7 @@ beforeEach(() => {
 	// The simulator numbers its events from 1 again after a reset.
 	emittedEvents.clear();
 	receiver.results.length = 0;
+	state.storeFailures = 0;
 });
 
 async function activate(events: string[], mode: 'trigger' | 'manual' = 'trigger') {
@@ -117,6 +118,19 @@ it('a repeated delivery of one event (byte-identical, no id anywhere) starts no 
 	// The same payload again, as a new event: a run of its own.
 	const again = await sim.emit('waiting-room', 'patient-joined-twr', joined);
 	expect(receiver.executions().map((r) => r.workflowData?.[0][0].json.eventId)).toEqual([record.id, again.id]);
+});
+
+it('a delivery n8n failed to store (answered 500) is run at the service\'s retry, once', async () => {
+	await activate([PATIENT_CREATED]);
+	state.storeFailures = 1;
+	const record = await sim.emit('patient', 'patient-created', patient);
+	expect(record.logs.map((log) => log.response_code)).toEqual([500, 200]);
+	expect(receiver.executions().map((r) => r.workflowData?.[0][0].json.eventId)).toEqual([record.id]);
+	// Stored this time: a further copy is a repeat again.
+	sim.setDuplicateDeliveries('sequential');
+	const other = await sim.emit('patient', 'patient-created', { ...patient, id: 77 });
+	expect(other.logs.map((log) => log.response_code)).toEqual([200, 200]);
+	expect(receiver.executions().map((r) => r.workflowData?.[0][0].json.eventId)).toEqual([record.id, other.id]);
 });
 
 it('concurrent duplicate deliveries -> one execution', async () => {

@@ -113,6 +113,8 @@ export interface ReceiverState {
 	store?: CredentialStore;
 	staticData: IDataObject;
 	mode?: 'trigger' | 'manual';
+	/** The next runs the trigger starts that n8n fails to store: it answers 500, as n8n 2.x does then. */
+	storeFailures?: number;
 }
 
 /**
@@ -142,6 +144,13 @@ export async function startReceiver(state: ReceiverState) {
 				headers,
 				query,
 			});
+			if (result.workflowData && !result.nodeResponse.sent && (state.storeFailures ?? 0) > 0) {
+				state.storeFailures!--;
+				results.push({ ...result, workflowData: undefined });
+				res.writeHead(500, { 'content-type': 'application/json' });
+				res.end(JSON.stringify({ message: 'Error in workflow' }));
+				return;
+			}
 			results.push(result);
 			const body = result.response.body;
 			res.writeHead(result.response.status, { 'content-type': 'application/json' });

@@ -71,8 +71,10 @@ describe('a verified delivery', () => {
 		const before = Date.now();
 		const result = await deliver(raw);
 		expect(result.error).toBeUndefined();
-		expect(result.response).toEqual({ status: 200, body: { received: true }, headers: expect.any(Object) });
-		expect(result.noWebhookResponse).toBe(true);
+		expect(result.response).toEqual({ status: 200, body: undefined, headers: expect.any(Object) });
+		// n8n answers (on 2.x after storing the execution), not the node.
+		expect(result.noWebhookResponse).toBeUndefined();
+		expect(result.nodeResponse.sent).toBe(false);
 		expect(result.workflowData).toHaveLength(1);
 		expect(result.workflowData?.[0]).toHaveLength(1);
 		const item = result.workflowData![0][0].json;
