@@ -3,8 +3,9 @@
  * node (POST) on the same running n8n (`n8n start`, both workflows active), sent from the
  * benchmark process over keep-alive connections, 16 in flight, signed as the simulator
  * signs them (HMAC-SHA256 with the secret of the subscription the trigger registered).
- * Accepted deliveries/s is the rate of 2xx answers; both nodes answer on receipt and
- * the executions run behind, so the time until every execution finished is shown too.
+ * Accepted deliveries/s is the rate of 2xx answers; on n8n 2.x both nodes are answered
+ * once their execution is stored, and the executions run behind, so the time until every
+ * execution finished is shown too.
  * Then 200 exact copies of already accepted deliveries: the trigger must start nothing.
  *
  * As the service does, each of the trigger's deliveries is of an event in the event log,
@@ -212,9 +213,9 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 			'',
 			'Executions are saved as n8n saves them by default (`EXECUTIONS_DATA_SAVE_ON_SUCCESS=all`, sqlite) for both nodes, ' +
 				'and counted by status through n8n\'s executions list. n8n runs with `N8N_CONCURRENCY_PRODUCTION_LIMIT=16`, ' +
-				'its own setting for bursts: both nodes answer on receipt, so without a limit 2,000 deliveries start about ' +
-				'2,000 executions at once; a first full run without it reached 5.5 GB RSS and sqlite write-lock timeouts ' +
-				'(`Timeout waiting for lock SqliteWriteConnectionMutex`) left executions unfinished for over 10 minutes. ' +
+				'its own setting for bursts: both nodes are answered once their execution is stored, before it runs, so without a limit ' +
+				'2,000 deliveries start about 2,000 executions at once; a first full run without it reached 5.5 GB RSS and sqlite ' +
+				'write-lock timeouts (`Timeout waiting for lock SqliteWriteConnectionMutex`) left executions unfinished for over 10 minutes. ' +
 				'With the limit the extra executions wait in n8n\'s queue; the answers are not delayed by it.',
 			'',
 			table(['Receiver', 'accepted/s', 'send ms', 'executed/s', 'peak RSS MiB', 'duplicates answered as such', 'executions from duplicates', 'accepted/s per run'], rows),
