@@ -20,15 +20,19 @@
  */
 import { sleep } from 'n8n-workflow';
 
-/** Requests in flight to a host before any answer came back. */
-export const INITIAL_WINDOW = 4;
+/**
+ * Requests in flight to a host before any answer came back. Near TCP's initial window (10,
+ * RFC 6928), for the same reason: on a slow service a larger start saves a round trip of
+ * doubling, and a service that takes fewer refuses only the first round's excess.
+ */
+export const INITIAL_WINDOW = 8;
 
 /**
  * The window never grows past this: the upper bound of "Maximum Parallel Requests". Under
- * load n8n takes a while to read each answer, so at 100 ms round trips 128 in flight was
- * too few to keep it busy.
+ * load n8n takes a while to send each request and to read each answer, and that time
+ * counts as in flight: at 100 ms round trips 256 in flight was too few to keep it busy.
  */
-export const WINDOW_CEILING = 256;
+export const WINDOW_CEILING = 512;
 
 /** After this long without requests, what was learned is forgotten: limits change. */
 export const IDLE_RESET_MS = 60_000;

@@ -101,6 +101,8 @@ export const REQUEST_TIMEOUT_MS = 60_000;
 /** How long another process may take to save a renewed session after the service issued it. */
 const STORE_SETTLE_MS = 1000;
 const MAX_RETRY_AFTER_SECONDS = 60;
+/** How often what waits for a sign-in (a request, the reading ahead) looks whether the token is there. */
+export const SIGN_IN_POLL_MS = 5;
 
 const fingerprintOf: Record<IntegrationCredentialType, (c: ICredentialDataDecryptedObject) => string> = {
 	clinicApi: passwordSessionFingerprint,
@@ -124,8 +126,14 @@ function retryAfterMs(headers: ClinicResponse['headers']): number {
 export class ClinicClient {
 	private readonly decrypted = new Map<string, Promise<DecryptedCredential>>();
 
+	/** Credential data read so far, by type: the objects n8n updates when it signs in. */
+	private readonly loaded = new Map<string, ICredentialDataDecryptedObject>();
+
 	/** Why the integration sign-in failed in this execution, if it did. */
 	private signInFailure = '';
+
+	/** Settles when the request n8n is signing in for has its answer (or failed). */
+	private signInUnderWay?: Promise<void>;
 
 	/** Reads of the stored credential under way, by the access token they replace. */
 	private readonly adopting = new Map<string, Promise<boolean>>();
@@ -153,12 +161,23 @@ export class ClinicClient {
 				const reference = this.ctx.getNode().credentials?.[type];
 				const copy = { ...data };
 				readStoreBeforePassword(copy);
+				this.loaded.set(type, copy);
 				return { data: copy, decrypted: { id: reference?.id ?? '', name: reference?.name ?? type, type, data: copy } };
 			})();
 			this.decrypted.set(type, pending);
 			pending.catch(() => this.decrypted.delete(type));
 		}
 		return await pending;
+	}
+
+	/**
+	 * The integration credential is being read, or n8n is signing in with it and storing the
+	 * new token (n8n puts the token into this execution's copy once it is stored).
+	 */
+	get signingIn(): boolean {
+		const type = this.integrationType;
+		if (!type || !this.decrypted.has(type)) return false;
+		return !this.loaded.get(type)?.accessToken && !this.signInFailure;
 	}
 
 	private requireIntegration(itemIndex: number): IntegrationCredentialType {
@@ -370,7 +389,18 @@ export class ClinicClient {
 					await this.forgetAccessToken(String(data.accessToken));
 				}
 			}
+			if (request.auth === 'integration' && !data.accessToken) {
+				// One request has n8n sign in; the others wait for its token, so that n8n stores
+				// the new session once instead of once per request in flight.
+				// n8n says nothing when the token is in place, before the request goes out: look.
+				while (this.signInUnderWay && !data.accessToken) await Promise.race([this.signInUnderWay, sleep(SIGN_IN_POLL_MS)]);
+				if (this.signInFailure) throw signInError(node, this.signInFailure, host, itemIndex);
+			}
 			const tokenBefore = String(data.accessToken ?? '');
+			let signInDone: (() => void) | undefined;
+			const signIn =
+				request.auth === 'integration' && !tokenBefore ? new Promise<void>((resolve) => (signInDone = resolve)) : undefined;
+			if (signIn) this.signInUnderWay = signIn;
 			try {
 				const response = await this.sendSigned(type, { ...options }, { credentialsDecrypted }, request.bodyOnGet === true);
 				// An empty token before the call means n8n signed in for it and stored the new one.
@@ -391,6 +421,9 @@ export class ClinicClient {
 				}
 				this.signInFailure = failure.message;
 				throw signInError(node, failure.message, host, itemIndex);
+			} finally {
+				if (signIn && this.signInUnderWay === signIn) this.signInUnderWay = undefined;
+				signInDone?.();
 			}
 		}
 	}

@@ -27,24 +27,27 @@ function answerAll(granted: Array<{ permit: Permit }>, from: number, outcome: Re
 	return from + list.length;
 }
 
+/** Requests in flight before any answer (the window doubles per round trip from there). */
+const IW = INITIAL_WINDOW;
+
 beforeEach(() => jest.useFakeTimers({ now: new Date('2026-01-01T00:00:00Z') }));
 afterEach(() => jest.useRealTimers());
 
 describe('HostLimiter', () => {
 	test(`starts with ${INITIAL_WINDOW} requests in flight, the others wait in order`, async () => {
 		const limiter = new HostLimiter();
-		const granted = ask(limiter, 10);
+		const granted = ask(limiter, IW + 6);
 		await settle();
-		expect(granted.map((g) => g.index)).toEqual([0, 1, 2, 3]);
-		expect(limiter.state).toMatchObject({ inFlight: 4, waiting: 6 });
+		expect(granted.map((g) => g.index)).toEqual([...Array(IW).keys()]);
+		expect(limiter.state).toMatchObject({ inFlight: IW, waiting: 6 });
 		granted[0].permit.release('healthy');
 		await settle();
-		expect(granted.map((g) => g.index)).toEqual([0, 1, 2, 3, 4, 5]); // one freed, one grown
+		expect(granted.map((g) => g.index)).toEqual([...Array(IW + 2).keys()]); // one freed, one grown
 	});
 
 	test('grows while answers are healthy: doubling per round trip until the maximum', async () => {
 		const limiter = new HostLimiter();
-		const granted = ask(limiter, 200, { maximum: 20, adaptive: true });
+		const granted = ask(limiter, 500, { maximum: 100, adaptive: true });
 		const perRound: number[] = [];
 		let released = 0;
 		for (let round = 0; round < 5; round++) {
@@ -52,52 +55,51 @@ describe('HostLimiter', () => {
 			perRound.push(granted.length - released);
 			released = answerAll(granted, released);
 		}
-		expect(perRound).toEqual([4, 8, 16, 20, 20]);
-		expect(limiter.state.peak).toBe(20);
+		expect(perRound).toEqual([IW, 2 * IW, 4 * IW, 8 * IW, 100]);
+		expect(limiter.state.peak).toBe(100);
 	});
 
 	test('halves on "too many requests", once per round trip however many requests are refused', async () => {
 		const limiter = new HostLimiter();
-		const granted = ask(limiter, 300);
-		let released = 0;
-		for (let round = 0; round < 3; round++) {
-			await settle();
-			released = answerAll(granted, released);
-		}
-		await settle();
-		expect(limiter.state.window).toBe(32);
-		// All 32 in flight are refused: one cut, not 32.
-		released = answerAll(granted, released, 'overloaded');
-		await settle();
-		expect(limiter.state.window).toBe(16);
-		expect(granted.length - released).toBe(16);
-		// A refusal of a request sent after the cut cuts again.
-		granted[released].permit.release('overloaded');
-		await settle();
-		expect(limiter.state.window).toBe(8);
-	});
-
-	test('after a cut it grows by one per window of healthy answers, and slowly back to the size that overloaded', async () => {
-		const limiter = new HostLimiter();
-		const granted = ask(limiter, 1000);
+		const granted = ask(limiter, 300, { maximum: 1000, adaptive: true });
 		let released = 0;
 		for (let round = 0; round < 2; round++) {
 			await settle();
 			released = answerAll(granted, released);
 		}
 		await settle();
-		expect(limiter.state.window).toBe(16);
-		released = answerAll(granted, released, 'overloaded'); // 16 -> 8
+		expect(limiter.state.window).toBe(4 * IW);
+		// All in flight are refused: one cut, not one per refusal.
+		released = answerAll(granted, released, 'overloaded');
 		await settle();
-		expect(limiter.state.window).toBe(8);
+		expect(limiter.state.window).toBe(2 * IW);
+		expect(granted.length - released).toBe(2 * IW);
+		// A refusal of a request sent after the cut cuts again.
+		granted[released].permit.release('overloaded');
+		await settle();
+		expect(limiter.state.window).toBe(IW);
+	});
+
+	test('after a cut it grows by one per window of healthy answers, and slowly back to the size that overloaded', async () => {
+		const limiter = new HostLimiter();
+		const granted = ask(limiter, 1000);
+		let released = 0;
+		await settle();
+		released = answerAll(granted, released);
+		await settle();
+		expect(limiter.state.window).toBe(2 * IW);
+		released = answerAll(granted, released, 'overloaded'); // halved
+		await settle();
+		expect(limiter.state.window).toBe(IW);
 		const windows: number[] = [];
-		for (let round = 0; round < 9; round++) {
+		for (let round = 0; round < IW + 1; round++) {
 			released = answerAll(granted, released);
 			await settle();
 			windows.push(limiter.state.window);
 		}
-		// 9 .. 15 by one per round; 16 only after eight rounds at 15.
-		expect(windows).toEqual([9, 10, 11, 12, 13, 14, 15, 15, 15]);
+		// By one per round up to one below the size that overloaded; that last step only after eight rounds.
+		const byOne = Array.from({ length: IW - 1 }, (_, i) => IW + 1 + i);
+		expect(windows).toEqual([...byOne, 2 * IW - 1, 2 * IW - 1]);
 	});
 
 	test('a 503 and a timeout count as overload; other answers as healthy or neither', () => {
@@ -110,26 +112,26 @@ describe('HostLimiter', () => {
 
 	test('Retry-After holds every request to the host until it has passed, then retries go first', async () => {
 		const limiter = new HostLimiter();
-		const granted = ask(limiter, 10);
+		const granted = ask(limiter, IW + 6);
 		await settle();
 		limiter.pause(2000);
-		granted[0].permit.release('overloaded'); // window 4 -> 2, 3 in flight
+		granted[0].permit.release('overloaded'); // window halved, IW - 1 in flight
 		await settle();
-		expect(granted).toHaveLength(4); // paused: nothing new although a permit came free
+		expect(granted).toHaveLength(IW); // paused: nothing new although a permit came free
 		let retried = false;
 		void limiter.acquire({ maximum: 64, adaptive: true, retry: true }).then(() => (retried = true));
-		granted[1].permit.release('neutral');
-		granted[2].permit.release('neutral'); // 1 in flight: room for one more under the window of 2
+		// Room for one more under the halved window.
+		for (let i = 1; i <= IW / 2; i++) granted[i].permit.release('neutral');
 		jest.advanceTimersByTime(1999);
 		await settle();
-		expect(granted).toHaveLength(4);
+		expect(granted).toHaveLength(IW);
 		expect(retried).toBe(false);
 		await jest.advanceTimersByTimeAsync(1);
 		await settle();
 		// The retry went out ahead of the six waiting since the start; nothing else fits.
 		expect(retried).toBe(true);
-		expect(granted).toHaveLength(4);
-		expect(limiter.state).toMatchObject({ window: 2, inFlight: 2, waiting: 6 });
+		expect(granted).toHaveLength(IW);
+		expect(limiter.state).toMatchObject({ window: IW / 2, inFlight: IW / 2, waiting: 6 });
 	});
 
 	test('a longer Retry-After extends the pause, a shorter one does not cut it short', async () => {
@@ -147,19 +149,20 @@ describe('HostLimiter', () => {
 
 	test('never more in flight than the request\'s maximum, and never past the ceiling', async () => {
 		const limiter = new HostLimiter();
-		const granted = ask(limiter, 500, { maximum: 6, adaptive: true });
+		const maximum = IW + 2;
+		const granted = ask(limiter, 500, { maximum, adaptive: true });
 		let released = 0;
 		for (let round = 0; round < 20; round++) {
 			await settle();
-			expect(granted.length - released).toBeLessThanOrEqual(6);
+			expect(granted.length - released).toBeLessThanOrEqual(maximum);
 			released = answerAll(granted, released);
 		}
-		expect(limiter.state.peak).toBe(6);
+		expect(limiter.state.peak).toBe(maximum);
 		// Growth nobody used does not happen: a later cut is felt at once.
-		expect(limiter.state.window).toBeLessThanOrEqual(7);
+		expect(limiter.state.window).toBeLessThanOrEqual(maximum + 1);
 
 		const wide = new HostLimiter();
-		const many = ask(wide, 1000, { maximum: 1000, adaptive: true });
+		const many = ask(wide, 4 * WINDOW_CEILING, { maximum: 4 * WINDOW_CEILING, adaptive: true });
 		let done = 0;
 		for (let round = 0; round < 12; round++) {
 			await settle();
@@ -203,10 +206,10 @@ describe('HostLimiter', () => {
 		expect(limiterFor('api.example.test')).toBe(limiterFor('api.example.test'));
 		expect(limiterFor('api.example.test')).not.toBe(limiterFor('webhooks.example.test'));
 		const limiter = limiterFor('api.example.test');
-		const granted = ask(limiter, 4);
+		const granted = ask(limiter, IW);
 		await settle();
 		answerAll(granted, 0, 'overloaded');
-		expect(limiter.state.window).toBe(2);
+		expect(limiter.state.window).toBe(IW / 2);
 		jest.setSystemTime(Date.now() + 61_000);
 		const fresh = ask(limiter, 10);
 		await settle();

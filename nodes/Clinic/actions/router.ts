@@ -2,7 +2,7 @@ import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { WINDOW_CEILING } from '../../shared/hostLimiter';
-import { ClinicClient } from '../../shared/transport';
+import { ClinicClient, SIGN_IN_POLL_MS } from '../../shared/transport';
 import type { Authentication } from '../../shared/transport';
 import { ItemTurns, TurnCancelled } from './itemTurns';
 import { resources } from './resources';
@@ -12,9 +12,8 @@ type Operation = (this: IExecuteFunctions, itemIndex: number, client: ClinicClie
 
 /**
  * Upper bound of "Parallel Requests": high enough to keep n8n busy while a slow service
- * answers (at 100 ms round trips, 128 in flight left n8n waiting: under load an answer takes
- * longer than the round trip to reach the node), low enough that one n8n process never
- * opens more than a few hundred connections to the clinic.
+ * answers (see WINDOW_CEILING), low enough that one n8n process never opens more than a
+ * few hundred connections to the clinic.
  */
 export const MAX_PARALLEL_REQUESTS = WINDOW_CEILING;
 
@@ -80,8 +79,14 @@ function alreadySentNote(done: number[]): string {
 	);
 }
 
-/** Items read ahead of their turn below which the next batch starts. */
+/** Items read ahead of their turn beyond twice Parallel Requests (and with Parallel Requests 1). */
 const READ_AHEAD = 2;
+
+/** Items whose parameters are read back to back before answers are handled again. */
+const START_BATCH = 16;
+
+/** Items read ahead while n8n signs in: about what n8n reads during a 100 ms sign-in. */
+export const SIGN_IN_READ_AHEAD = 128;
 
 function findOperation(ctx: IExecuteFunctions, resource: string, operation: string): Operation {
 	const module = (resources as Record<string, { operations: Record<string, { execute: Operation }> }>)[resource];
@@ -138,9 +143,11 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	};
 
 	// Items start before their turn and read their parameters while earlier requests are on
-	// the wire. Batches after the first start after a timer: requests whose turn came leave first,
-	// and n8n evaluates the next expressions back to back, which costs it less per item.
-	const batch = Math.max(1, Math.floor(parallel / 4));
+	// the wire, a few at a time (back to back costs n8n less per item) with a pause between
+	// batches, so that answers, and the first request's sign-in, are handled in between
+	// instead of waiting for every item ahead to be read.
+	const readAhead = 2 * parallel + READ_AHEAD;
+	const batch = Math.min(START_BATCH, Math.max(1, Math.floor(parallel / 4)));
 	const running = new Set<Promise<void>>();
 	let wake: (() => void) | undefined;
 	const start = (itemIndex: number) => {
@@ -151,10 +158,16 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		running.add(run);
 	};
 	for (;;) {
-		while (!failure && next < items.length && running.size < parallel + READ_AHEAD + batch) start(next++);
-		while (!failure && running.size > parallel + READ_AHEAD) await new Promise<void>((resolve) => (wake = resolve));
+		// While n8n signs in, items are read while the sign-in is on the wire, but only so
+		// many: n8n then stores the new token, which takes its thread several times, and
+		// reading more items meanwhile would hold up every item's request.
+		const signingIn = client.signingIn;
+		const limit = signingIn ? Math.min(readAhead, SIGN_IN_READ_AHEAD) : readAhead;
+		for (let started = 0; !failure && next < items.length && running.size < limit && started < batch; started++) start(next++);
 		if (failure || next >= items.length) break;
-		await sleep(0);
+		if (running.size < limit) await sleep(0);
+		else if (signingIn) await sleep(SIGN_IN_POLL_MS);
+		else await new Promise<void>((resolve) => (wake = resolve));
 	}
 	await Promise.all(running);
 
