@@ -10,7 +10,7 @@ import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 import { EventLog } from '../shared/webhookService';
 import type { EventRecord } from '../shared/webhookService';
 import { RecentDeliveries } from '../shared/deliveries';
-import type { IntegrationCredentialType } from '../shared/transport';
+import type { ClinicClient } from '../shared/transport';
 
 /** How many of the newest matching events a delivery is compared with. */
 const RECENT_EVENTS = 50;
@@ -41,14 +41,14 @@ function canonical(value: unknown): string {
 
 export async function resolveDelivery(
 	ctx: IWebhookFunctions,
+	client: ClinicClient,
 	triggerKey: string,
 	filter: { topic: string; name: string },
 	payload: unknown,
 ): Promise<Resolution> {
 	let recent: EventRecord[];
 	try {
-		const authentication = ctx.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
-		recent = await EventLog.open(ctx, authentication).recent(filter, RECENT_EVENTS);
+		recent = await new EventLog(ctx, client).recent(filter, RECENT_EVENTS);
 	} catch (error) {
 		ctx.logger.warn(
 			`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); the delivery starts a run without an event id`,
