@@ -13,9 +13,11 @@ export const apiBaseUrlProperty: INodeProperties = {
 	description: 'The main API address you were given. With or without /api/v1 and a trailing slash: both work.',
 };
 
+/** `baseUrl` normalised: the body of the credentials' test-request expressions. */
+const API_BASE_URL = '$credentials.baseUrl.trim().replace(/\\/+$/, "").replace(/\\/api\\/v1$/, "") + "/api/v1"';
+
 /** `baseUrl` normalised inside n8n's expression for a credential's test request. */
-export const API_BASE_URL_EXPRESSION =
-	'={{$credentials.baseUrl.trim().replace(/\\/+$/, "").replace(/\\/api\\/v1$/, "") + "/api/v1"}}';
+export const API_BASE_URL_EXPRESSION = `={{${API_BASE_URL}}}`;
 
 /** Fields both integration credentials share: where the two hosts are and the topic prefix. */
 export const hostProperties: INodeProperties[] = [
@@ -92,7 +94,7 @@ const WEBHOOK_BASE_URL_EXPRESSION = '$credentials.webhookBaseUrl.trim().replace(
  */
 export const integrationTestRequest: ICredentialTestRequest = {
 	request: {
-		baseURL: `={{ ($credentials.webhookBaseUrl || "").trim() ? ${WEBHOOK_BASE_URL_EXPRESSION} : ${API_BASE_URL_EXPRESSION.slice(3, -2)} }}`,
+		baseURL: `={{ ($credentials.webhookBaseUrl || "").trim() ? ${WEBHOOK_BASE_URL_EXPRESSION} : ${API_BASE_URL} }}`,
 		url: '={{ ($credentials.webhookBaseUrl || "").trim() ? "/webhooks" : "/invoice_item_locations" }}',
 		method: 'GET',
 	},

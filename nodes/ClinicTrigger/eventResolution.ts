@@ -10,7 +10,7 @@ import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 import { EventLog } from '../shared/webhookService';
 import type { EventRecord } from '../shared/webhookService';
 import { RecentDeliveries } from '../shared/deliveries';
-import type { IntegrationCredentialType } from '../shared/transport';
+import type { ClinicClient } from '../shared/transport';
 
 /** How many of the newest matching events a delivery is compared with. */
 const RECENT_EVENTS = 50;
@@ -41,14 +41,14 @@ function canonical(value: unknown): string {
 
 export async function resolveDelivery(
 	ctx: IWebhookFunctions,
+	client: ClinicClient,
 	triggerKey: string,
 	filter: { topic: string; name: string },
 	payload: unknown,
 ): Promise<Resolution> {
 	let recent: EventRecord[];
 	try {
-		const authentication = ctx.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
-		recent = await EventLog.open(ctx, authentication).recent(filter, RECENT_EVENTS);
+		recent = await new EventLog(ctx, client).recent(filter, RECENT_EVENTS);
 	} catch (error) {
 		ctx.logger.warn(
 			`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); the delivery starts a run without an event id`,
@@ -63,14 +63,14 @@ export async function resolveDelivery(
 	// Chosen and recorded in one synchronous step: two copies at once cannot both take it.
 	const chosen = matching.find((event) => !emittedEvents.seen(`${triggerKey}\n${event.id}`, EMITTED_FOR_MS));
 	if (chosen) return { kind: 'event', event: chosen };
-	const unstored = matching.find((event) => onlyServerErrorsAt(event, ownPath(ctx)));
+	const unstored = matching.find((event) => onlyServerErrorsAt(event, pathOf(ctx.getNodeWebhookUrl('default'))));
 	return unstored ? { kind: 'event', event: unstored } : { kind: 'repeat' };
 }
 
-/** The path of this trigger's webhook address: the service logs each delivery's target URL. */
-function ownPath(ctx: IWebhookFunctions): string | undefined {
+/** The path of a URL; undefined for anything that is not one. */
+function pathOf(url: unknown): string | undefined {
 	try {
-		return new URL(ctx.getNodeWebhookUrl('default') ?? '').pathname;
+		return new URL(String(url ?? '')).pathname;
 	} catch {
 		return undefined;
 	}
@@ -80,17 +80,12 @@ function ownPath(ctx: IWebhookFunctions): string | undefined {
  * Every earlier delivery of the event to this trigger was answered with a server error:
  * n8n (2.x) answers only once the run is stored, so none of them started one, and this
  * delivery is the service's retry, not a repeat. A delivery with no answer (a timeout)
- * may have started a run: it does not count.
+ * may have started a run: it does not count. The service logs each delivery's target URL,
+ * so the trigger's own ones are those to the path of its webhook address.
  */
 function onlyServerErrorsAt(event: EventRecord, path: string | undefined): boolean {
 	if (!path) return false;
-	const ours = (event.logs ?? []).filter((log) => {
-		try {
-			return new URL(String(log.target_url)).pathname === path;
-		} catch {
-			return false;
-		}
-	});
+	const ours = (event.logs ?? []).filter((log) => pathOf(log.target_url) === path);
 	return ours.length > 0 && ours.every((log) => typeof log.response_code === 'number' && log.response_code >= 500);
 }
 

@@ -9,8 +9,8 @@
  *    (eventResolution.ts); or, opted in, the same body accepted within the window.
  *
  * Step 4 checks and records in one synchronous step, so two copies arriving at the same
- * moment cannot both pass it. The node answers the request itself (n8n 2.41 keeps static data changed in
- * `webhook()` only then; this handler changes none anyway).
+ * moment cannot both pass it. The node answers refusals and repeats itself; n8n answers an
+ * accepted delivery. One client per delivery: the credential is read once for all steps.
  */
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
@@ -65,10 +65,14 @@ async function rawBodyOf(ctx: IWebhookFunctions): Promise<Buffer> {
  * credential is edited, so a kept key would go on accepting deliveries signed with a key
  * the user has replaced.
  */
-async function secretOfDelivery(ctx: IWebhookFunctions, key: string, stored: StoredSubscription): Promise<string | undefined> {
+async function secretOfDelivery(
+	ctx: IWebhookFunctions,
+	client: ClinicClient,
+	key: string,
+	stored: StoredSubscription,
+): Promise<string | undefined> {
 	if (stored.legacySecret) return stored.legacySecret;
-	const authentication = ctx.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
-	const signingKey = await new ClinicClient(ctx, authentication).webhookSigningKey();
+	const signingKey = await client.webhookSigningKey();
 	const secret = secretOf(ctx.getNode(), key, stored, signingKey);
 	if (!secret) {
 		ctx.logger.warn(
@@ -101,9 +105,11 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	}
 
 	// 3. The proof, over the raw bytes.
+	const authentication = this.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
+	const client = new ClinicClient(this, authentication);
 	const stored = storedSubscriptions(this.getWorkflowStaticData('node')).get(key);
 	const mode = (options.verification as VerificationMode | undefined) ?? 'hmacSha256';
-	const secret = stored && mode !== 'none' ? await secretOfDelivery(this, key, stored) : undefined;
+	const secret = stored && mode !== 'none' ? await secretOfDelivery(this, client, key, stored) : undefined;
 	const verification = verifyDelivery({
 		mode,
 		rawBody: raw,
@@ -119,8 +125,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	let topic = stored?.topic ?? '';
 	if (!topic) {
 		// Only without a stored subscription (verification "none"): ask the credential.
-		const authentication = this.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
-		topic = fullTopic((await new ClinicClient(this, authentication).integrationSettings()).topicPrefix, event.suffix);
+		topic = fullTopic((await client.integrationSettings()).topicPrefix, event.suffix);
 	}
 	const value = unwrapPayload(parsed.body) as IDataObject;
 
@@ -130,7 +135,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const triggerKey = [this.getWorkflow().id ?? '', this.getNode().name, key].join('\n');
 	let logged: EventRecord | undefined;
 	if (duplicateCheck === 'eventLog') {
-		const resolution = await resolveDelivery(this, triggerKey, { topic, name: event.name }, value);
+		const resolution = await resolveDelivery(this, client, triggerKey, { topic, name: event.name }, value);
 		if (resolution.kind === 'repeat') {
 			respond(this, { status: 200, body: { received: true, duplicate: true } });
 			return { noWebhookResponse: true };

@@ -76,6 +76,19 @@ it('an emitted event reaches the workflow once, verified, with its payload and t
 	]);
 });
 
+it('a delivery reads the credential once, for its signature and its event-log check alike', async () => {
+	await activate([PATIENT_CREATED]);
+	const reads = jest.spyOn(state.store!, 'load');
+	try {
+		const record = await sim.emit('patient', 'patient-created', patient);
+		expect(record.logs.map((log) => log.response_code)).toEqual([200]);
+		expect(receiver.executions()[0].workflowData?.[0][0].json.eventId).toBe(record.id);
+		expect(reads).toHaveBeenCalledTimes(1);
+	} finally {
+		reads.mockRestore();
+	}
+});
+
 it('each event goes to its own subscription and comes out under its own name', async () => {
 	await activate([PATIENT_CREATED, CONSULTATION_FINISHED, TWR_JOINED]);
 	await sim.emit('consultation', 'consultation-finished', { id: 5, finished_at: '2025-01-02T10:00:00Z' });
