@@ -4,7 +4,8 @@
  *
  * Additive increase, multiplicative decrease, as TCP does with its congestion window:
  * the window starts small, grows by one per healthy answer until the first sign of
- * overload (doubling per round trip), then by one per window's worth of answers (and
+ * overload (doubling per round trip; by two, tripling, on a service whose quickest answer
+ * takes 50 ms or more), then by one per window's worth of answers (and
  * eight times slower for the last step back to the size that overloaded); a 429,
  * 503 or timeout halves it (once per round trip, not once per refused request), and a
  * Retry-After holds every request to that host until it has passed. The window never
@@ -42,6 +43,13 @@ const PACE_MARGIN = 0.9;
 
 /** The pace quickens by a tenth per this many ms without an overload. */
 const PACE_QUICKENS_MS = 5000;
+
+/**
+ * A service whose quickest answer takes this long is slow: each round trip of the slow start
+ * costs real time there, so the window triples per round trip instead of doubling (as BBR's
+ * start-up, which about triples its rate per round trip).
+ */
+export const SLOW_ROUND_TRIP_MS = 50;
 
 /** Rounds of healthy answers before the window grows back to the size that overloaded the service. */
 const PROBE_PATIENCE = 8;
@@ -121,6 +129,9 @@ export class HostLimiter {
 	/** No adaptive request is sent before this (the pace). */
 	private nextSendAt = 0;
 
+	/** The quickest healthy answer so far: the service's round trip, without n8n's own delays. */
+	private quickestAnswerMs = Infinity;
+
 	get state(): { window: number; inFlight: number; peak: number; waiting: number; pausedForMs: number } {
 		return {
 			window: this.window,
@@ -140,6 +151,7 @@ export class HostLimiter {
 			this.spacing = 0;
 			this.healthySends = [];
 			this.overloadedAt = Infinity;
+			this.quickestAnswerMs = Infinity;
 		}
 		const sent = await new Promise<{ number: number; at: number }>((resolve) => {
 			const waiter: Waiter = { ...options, grant: () => resolve({ number: ++this.granted, at: Date.now() }) };
@@ -194,13 +206,17 @@ export class HostLimiter {
 	private record(outcome: RequestOutcome, number: number, sentAt: number, windowFull: boolean): void {
 		const now = Date.now();
 		if (outcome === 'healthy') {
+			this.quickestAnswerMs = Math.min(this.quickestAnswerMs, now - sentAt);
 			this.healthySends.push(sentAt);
 			if (this.healthySends.length >= 2 * SENDS_KEPT) this.healthySends = this.healthySends.slice(-SENDS_KEPT);
 			if (!windowFull || this.window >= WINDOW_CEILING) return;
 			// Back up to the window that overloaded the service only after many quiet rounds.
 			const patience = this.window + 1 >= this.overloadedAt ? PROBE_PATIENCE : 1;
-			if (this.window < this.growthThreshold || ++this.answersSinceGrowth >= this.window * patience) {
-				this.window++;
+			const slowStart = this.window < this.growthThreshold;
+			if (slowStart || ++this.answersSinceGrowth >= this.window * patience) {
+				// Before the first overload on a slow service, tripling per round trip.
+				const step = slowStart && this.growthThreshold === Infinity && this.quickestAnswerMs >= SLOW_ROUND_TRIP_MS ? 2 : 1;
+				this.window = Math.min(WINDOW_CEILING, this.window + step);
 				this.answersSinceGrowth = 0;
 				if (this.window >= this.overloadedAt) this.overloadedAt = Infinity;
 			}

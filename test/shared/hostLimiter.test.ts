@@ -3,7 +3,15 @@
  * grows while answers are healthy, halves on 429/503/timeouts, holds everything during a
  * Retry-After, and never lets more than a request's maximum be in flight.
  */
-import { HostLimiter, INITIAL_WINDOW, WINDOW_CEILING, limiterFor, outcomeOfStatus, resetHostLimiters } from '../../nodes/shared/hostLimiter';
+import {
+	HostLimiter,
+	INITIAL_WINDOW,
+	SLOW_ROUND_TRIP_MS,
+	WINDOW_CEILING,
+	limiterFor,
+	outcomeOfStatus,
+	resetHostLimiters,
+} from '../../nodes/shared/hostLimiter';
 import type { AcquireOptions, Permit, RequestOutcome } from '../../nodes/shared/hostLimiter';
 
 /** Lets pending promise callbacks run. */
@@ -57,6 +65,25 @@ describe('HostLimiter', () => {
 		}
 		expect(perRound).toEqual([IW, 2 * IW, 4 * IW, 8 * IW, 100]);
 		expect(limiter.state.peak).toBe(100);
+	});
+
+	test(`on a slow service (quickest answer ${SLOW_ROUND_TRIP_MS} ms or more) triples per round trip until the first overload`, async () => {
+		const limiter = new HostLimiter();
+		const granted = ask(limiter, 2000, { maximum: 2000, adaptive: true });
+		const perRound: number[] = [];
+		let released = 0;
+		for (let round = 0; round < 3; round++) {
+			await settle();
+			perRound.push(granted.length - released);
+			jest.advanceTimersByTime(SLOW_ROUND_TRIP_MS);
+			released = answerAll(granted, released);
+		}
+		expect(perRound).toEqual([IW, 3 * IW, 9 * IW]);
+		// An overload halves it, as on any service.
+		await settle();
+		released = answerAll(granted, released, 'overloaded');
+		await settle();
+		expect(limiter.state.window).toBe((27 * IW) / 2);
 	});
 
 	test('halves on "too many requests", once per round trip however many requests are refused', async () => {
