@@ -99,8 +99,10 @@ const NOTES = [
 		'awaiting any (its Batching only pauses between starts), so all waiting overlaps, and n8n\'s other threads (garbage ' +
 		'collection, the expression isolate) and the service work at the same time as its main thread. The Clinic node lets ' +
 		`at most Parallel Requests items (default Automatic: a limiter per service host finds the number, up to ${MAX_PARALLEL_REQUESTS}) talk to the service at once, in input order, ` +
-		'and the next items read their parameters meanwhile, in batches of a quarter of Parallel Requests after a timer (so ' +
-		'that requests whose turn came leave first, and n8n evaluates expressions back to back, which costs it less per item). ' +
+		'and the next items read their parameters meanwhile (up to twice Parallel Requests ahead), 16 back to back at a time ' +
+		'(which costs n8n less per item) with a pause between batches so that answers are handled in between; while the ' +
+		'credential signs in, up to 128 items are read, so that storing the new token, which takes n8n\'s thread several times, ' +
+		'is not held up (one request has n8n sign in and store the token; the others wait for it). ' +
 		'With a fixed 1, every answer is waited for before the next request: even at 0 ms latency each item then ' +
 		'costs n8n\'s work for it plus a full round trip on a fresh connection, one after the other. That is the price of ' +
 		'"one item after the other"; Automatic (section 8) removes it and still backs off when the service says it is busy.',

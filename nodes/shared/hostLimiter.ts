@@ -31,9 +31,10 @@ export const INITIAL_WINDOW = 8;
 /**
  * The window never grows past this: the upper bound of "Maximum Parallel Requests". Under
  * load n8n takes a while to send each request and to read each answer, and that time
- * counts as in flight: at 100 ms round trips 256 in flight was too few to keep it busy.
+ * counts as in flight: at 100 ms round trips 512 in flight was too few to keep it busy
+ * (n8n's HTTP Request node has all of a run's requests in flight at once).
  */
-export const WINDOW_CEILING = 512;
+export const WINDOW_CEILING = 1024;
 
 /** After this long without requests, what was learned is forgotten: limits change. */
 export const IDLE_RESET_MS = 60_000;

@@ -12,8 +12,8 @@ type Operation = (this: IExecuteFunctions, itemIndex: number, client: ClinicClie
 
 /**
  * Upper bound of "Parallel Requests": high enough to keep n8n busy while a slow service
- * answers (see WINDOW_CEILING), low enough that one n8n process never opens more than a
- * few hundred connections to the clinic.
+ * answers (see WINDOW_CEILING), and no more: Automatic only gets there while the service
+ * answers well, and a user who wants fewer connections sets a lower maximum.
  */
 export const MAX_PARALLEL_REQUESTS = WINDOW_CEILING;
 
