@@ -63,7 +63,8 @@ export async function resolveDelivery(
 	// Chosen and recorded in one synchronous step: two copies at once cannot both take it.
 	const chosen = matching.find((event) => !emittedEvents.seen(`${triggerKey}\n${event.id}`, EMITTED_FOR_MS));
 	if (chosen) return { kind: 'event', event: chosen };
-	const unstored = matching.find((event) => onlyServerErrorsAt(event, pathOf(ctx.getNodeWebhookUrl('default'))));
+	const ownPath = pathOf(ctx.getNodeWebhookUrl('default'));
+	const unstored = matching.find((event) => onlyServerErrorsAt(event, ownPath));
 	return unstored ? { kind: 'event', event: unstored } : { kind: 'repeat' };
 }
 

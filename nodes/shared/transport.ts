@@ -180,6 +180,25 @@ export class ClinicClient {
 		return !this.loaded.get(type)?.accessToken && !this.signInFailure;
 	}
 
+	/**
+	 * One request has n8n sign in; the others wait for its token, so that n8n stores the new
+	 * session once instead of once per request. n8n says nothing when the token is in place,
+	 * before that request goes out, so the others look. Returns, for the request that is to
+	 * sign in, what to call once it has its answer.
+	 */
+	private async signInTurn(): Promise<(() => void) | undefined> {
+		while (this.signInUnderWay && this.signingIn) await Promise.race([this.signInUnderWay, sleep(SIGN_IN_POLL_MS)]);
+		// No await between the look and taking the turn: two requests cannot both take it.
+		if (!this.signingIn) return undefined;
+		let done!: () => void;
+		const underWay = new Promise<void>((resolve) => (done = resolve));
+		this.signInUnderWay = underWay;
+		return () => {
+			if (this.signInUnderWay === underWay) this.signInUnderWay = undefined;
+			done();
+		};
+	}
+
 	private requireIntegration(itemIndex: number): IntegrationCredentialType {
 		if (!this.integrationType) {
 			throw transportError(
@@ -272,12 +291,16 @@ export class ClinicClient {
 
 		let refreshedAfter401 = false;
 		for (let rateLimitWaits = 0; ; ) {
+			// Before taking a place in the limiter: waiting for a token is not a request in flight.
+			const signedIn = request.auth === 'integration' ? await this.signInTurn() : undefined;
 			const permit = await limiter?.acquire({ ...this.hostLimit!, retry: rateLimitWaits > 0 });
-			const { response, sentToken } = await this.send(request, options, itemIndex, host).catch(async (error: Error) => {
-				// send() words a timeout this way; a timeout is a sign of overload too.
-				permit?.release(error.message?.includes(networkFailureWords('ETIMEDOUT')) ? 'overloaded' : 'neutral');
-				return await Promise.reject(error);
-			});
+			const { response, sentToken } = await this.send(request, options, itemIndex, host)
+				.catch(async (error: Error) => {
+					// send() words a timeout this way; a timeout is a sign of overload too.
+					permit?.release(error.message?.includes(networkFailureWords('ETIMEDOUT')) ? 'overloaded' : 'neutral');
+					return await Promise.reject(error);
+				})
+				.finally(() => signedIn?.());
 			const busy = response.statusCode === 429 || (response.statusCode === 503 && response.headers['retry-after'] !== undefined);
 			// Paused before the permit passes on, so that no waiting request slips out first.
 			if (busy) limiter?.pause(retryAfterMs(response.headers));
@@ -389,18 +412,7 @@ export class ClinicClient {
 					await this.forgetAccessToken(String(data.accessToken));
 				}
 			}
-			if (request.auth === 'integration' && !data.accessToken) {
-				// One request has n8n sign in; the others wait for its token, so that n8n stores
-				// the new session once instead of once per request in flight.
-				// n8n says nothing when the token is in place, before the request goes out: look.
-				while (this.signInUnderWay && !data.accessToken) await Promise.race([this.signInUnderWay, sleep(SIGN_IN_POLL_MS)]);
-				if (this.signInFailure) throw signInError(node, this.signInFailure, host, itemIndex);
-			}
 			const tokenBefore = String(data.accessToken ?? '');
-			let signInDone: (() => void) | undefined;
-			const signIn =
-				request.auth === 'integration' && !tokenBefore ? new Promise<void>((resolve) => (signInDone = resolve)) : undefined;
-			if (signIn) this.signInUnderWay = signIn;
 			try {
 				const response = await this.sendSigned(type, { ...options }, { credentialsDecrypted }, request.bodyOnGet === true);
 				// An empty token before the call means n8n signed in for it and stored the new one.
@@ -421,9 +433,6 @@ export class ClinicClient {
 				}
 				this.signInFailure = failure.message;
 				throw signInError(node, failure.message, host, itemIndex);
-			} finally {
-				if (signIn && this.signInUnderWay === signIn) this.signInUnderWay = undefined;
-				signInDone?.();
 			}
 		}
 	}
