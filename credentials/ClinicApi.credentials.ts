@@ -16,11 +16,11 @@ import {
 	leavesPasswordToTransport,
 	rememberRefused,
 	passwordSessionFingerprint,
-	placeIntegrationToken,
 	sessionFromAnswer,
 	signIn,
 	wasRefused,
 } from './ClinicAuth';
+import { placeIntegrationToken } from './ClinicTokenPlacement';
 import { hostProperties, integrationTestRequest, sessionProperties } from './ClinicProperties';
 import { normaliseApiBaseUrl } from './ClinicNetwork';
 

@@ -16,8 +16,6 @@ import { networkFailureWords, normaliseApiBaseUrl } from './ClinicNetwork';
 /** Renew this long before the service's expiry, but never more than a tenth of the lifetime. */
 const MAX_RENEWAL_MARGIN_SECONDS = 60;
 
-export const DEFAULT_CFDI_QUERY_PARAMETER = 'token';
-
 interface TokenAnswer {
 	access_token: string;
 	refresh_token?: string;
@@ -212,16 +210,18 @@ export function sessionFromAnswer(answer: TokenAnswer, fingerprint: string): Sto
 }
 
 /**
- * Single-flight: items and parallel executions can all find the token empty or
- * refused at once. One exchange runs per (credential fingerprint, stale token);
- * everybody holding the same stale token shares its result while that result is valid.
+ * One exchange per (credential session, stale token), in-process: items and executions can
+ * all find the token empty at once, and whoever holds the same stale token shares the
+ * result while it is valid. A refresh token works once, so a second exchange would fail.
+ * Bounded: the least recently used sessions are forgotten first.
  */
-interface Exchange {
+interface Flight {
 	staleToken: string;
 	result: Promise<IDataObject>;
 	settled?: IDataObject;
 }
-const exchanges = new Map<string, Exchange>();
+const flights = new Map<string, Flight>();
+const FLIGHTS_KEPT = 200;
 
 function stillValid(session: IDataObject | undefined): boolean {
 	if (!session) return false;
@@ -237,27 +237,49 @@ export function staleTokenOf(credentials: ICredentialDataDecryptedObject): strin
 /** Key under which the transport keeps a refused token while it asks for a new one. */
 export const STALE_TOKEN_KEY = 'staleAccessToken';
 
-export async function singleFlight(
-	fingerprint: string,
-	staleToken: string,
-	run: () => Promise<IDataObject>,
-): Promise<IDataObject> {
-	const current = exchanges.get(fingerprint);
+async function singleFlight(fingerprint: string, staleToken: string, run: () => Promise<IDataObject>): Promise<IDataObject> {
+	const current = flights.get(fingerprint);
 	if (current && current.staleToken === staleToken && (!current.settled || stillValid(current.settled))) {
 		return await current.result;
 	}
-	const entry: Exchange = { staleToken, result: run() };
-	exchanges.set(fingerprint, entry);
-	entry.result.then(
-		(session) => {
-			entry.settled = session;
-		},
-		() => {
-			// A failure is not kept: the next attempt (after the user fixes the credential) runs anew.
-			if (exchanges.get(fingerprint) === entry) exchanges.delete(fingerprint);
-		},
+	const flight: Flight = { staleToken, result: run() };
+	flights.delete(fingerprint);
+	flights.set(fingerprint, flight);
+	if (flights.size > FLIGHTS_KEPT) flights.delete(flights.keys().next().value as string);
+	flight.result.then(
+		(session) => (flight.settled = session),
+		// A failure is not kept: the next attempt (after the user fixes the credential) runs anew.
+		() => flights.get(fingerprint) === flight && flights.delete(fingerprint),
 	);
-	return await entry.result;
+	return await flight.result;
+}
+
+/**
+ * The request that is to have n8n sign in claims the sign-in for its credential data; the
+ * others await `signInUnderWay` instead of asking n8n too, so n8n signs in and stores the
+ * session once. The claim settles as soon as the exchange has a session (it is then in the
+ * data already) or when the claiming request ends, whichever comes first.
+ */
+interface Claim {
+	promise: Promise<void>;
+	settle: () => void;
+}
+const claims = new WeakMap<object, Claim>();
+
+export function claimSignIn(credentials: object): () => void {
+	let settle!: () => void;
+	const claim: Claim = { promise: new Promise<void>((resolve) => (settle = resolve)), settle: () => settle() };
+	claims.set(credentials, claim);
+	return () => settleClaim(credentials, claim);
+}
+
+export function signInUnderWay(credentials: object): Promise<void> | undefined {
+	return claims.get(credentials)?.promise;
+}
+
+function settleClaim(credentials: object, claim = claims.get(credentials)): void {
+	if (claims.get(credentials) === claim) claims.delete(credentials);
+	claim?.settle();
 }
 
 /**
@@ -322,27 +344,36 @@ export function refreshTokenOf(credentials: ICredentialDataDecryptedObject): str
 }
 
 /**
- * Runs a credential's token exchange (single-flight) and records a failure against the
- * caller's credential data before handing it on.
+ * Runs a credential's token exchange (single-flight), puts the session into the caller's
+ * data at once (requests waiting on the claim send with it while n8n stores it), and
+ * records a failure against that data.
  */
 export async function signIn(
 	credentials: ICredentialDataDecryptedObject,
 	fingerprint: string,
 	run: () => Promise<IDataObject>,
 ): Promise<IDataObject> {
+	// n8n's legacy request helper asks for a new token after any failure, a network one
+	// included. A token the transport sent as valid is kept; n8n then reports the failure.
+	if (leavesPasswordToTransport(credentials) && credentials.accessToken && !sessionNeedsNewToken(credentials, fingerprint)) {
+		return {};
+	}
 	// The signing key joins the shared result, so concurrent callers all keep the same one.
 	const withKey = async () => ({ ...(await run()), ...webhookSigningKeyOf(credentials) });
-	const outcome = await singleFlight(fingerprint, staleTokenOf(credentials), withKey).then(
-		(session) => ({ session, failure: undefined }),
-		(failure: unknown) => ({ session: undefined, failure }),
-	);
-	if (outcome.session) return outcome.session;
-	const failure =
-		outcome.failure instanceof ClinicSignInError
-			? outcome.failure
-			: new ClinicSignInError('Signing in to the clinic service failed. Check the credential and try again.');
-	signInFailures.set(credentials, { message: failure.message, refusedRefreshToken: failure.refusedRefreshToken });
-	throw failure;
+	try {
+		const session = await singleFlight(fingerprint, staleTokenOf(credentials), withKey);
+		Object.assign(credentials, session);
+		settleClaim(credentials);
+		return session;
+	} catch (error) {
+		// The claim stays: the claiming request may still recover (a newer session in n8n's store).
+		const failure =
+			error instanceof ClinicSignInError
+				? error
+				: new ClinicSignInError('Signing in to the clinic service failed. Check the credential and try again.');
+		signInFailures.set(credentials, { message: failure.message, refusedRefreshToken: failure.refusedRefreshToken });
+		throw failure;
+	}
 }
 
 /**
@@ -358,40 +389,6 @@ function webhookSigningKeyOf(credentials: ICredentialDataDecryptedObject): IData
 
 /** For tests: forget every cached exchange. */
 export function forgetExchanges(): void {
-	exchanges.clear();
+	flights.clear();
 	refusedRefreshTokens.clear();
-}
-
-/**
- * The header by which the transport tells `authenticate` where a request carries the
- * token (the service's rule, decided in nodes/shared/transport.ts). It is removed here
- * and never sent. Without it (n8n's own credential test request) the token goes in the
- * Authorization header.
- */
-export const TOKEN_PLACEMENT_HEADER = 'x-clinic-token-placement';
-
-export type TokenPlacement = 'header' | 'body' | 'query';
-
-/** Puts the access token where the transport said; the one place that writes it. */
-export function placeIntegrationToken(
-	credentials: ICredentialDataDecryptedObject,
-	requestOptions: IHttpRequestOptions,
-): IHttpRequestOptions {
-	const token = String(credentials.accessToken ?? '');
-	const headers = { ...(requestOptions.headers ?? {}) };
-	let placement: TokenPlacement = 'header';
-	for (const name of Object.keys(headers)) {
-		const lower = name.toLowerCase();
-		if (lower === TOKEN_PLACEMENT_HEADER) placement = String(headers[name]) as TokenPlacement;
-		if (lower === TOKEN_PLACEMENT_HEADER || lower === 'authorization') delete headers[name];
-	}
-	if (placement === 'body') {
-		const body = (requestOptions.body && typeof requestOptions.body === 'object' ? requestOptions.body : {}) as IDataObject;
-		return { ...requestOptions, headers, body: { ...body, service_access_token: token } };
-	}
-	if (placement === 'query') {
-		const parameter = String(credentials.cfdiQueryParameter || DEFAULT_CFDI_QUERY_PARAMETER);
-		return { ...requestOptions, headers, qs: { ...(requestOptions.qs ?? {}), [parameter]: token } };
-	}
-	return { ...requestOptions, headers: { ...headers, Authorization: `Bearer ${token}` } };
 }

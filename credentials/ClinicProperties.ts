@@ -1,6 +1,6 @@
 import type { ICredentialTestRequest, INodeProperties } from 'n8n-workflow';
 
-import { DEFAULT_CFDI_QUERY_PARAMETER } from './ClinicAuth';
+import { DEFAULT_CFDI_QUERY_PARAMETER } from './ClinicTokenPlacement';
 
 /** The main API address, in every credential (and, for public operations, in the node). */
 export const apiBaseUrlProperty: INodeProperties = {

@@ -12,13 +12,13 @@ import type {
 import {
 	ClinicSignInError,
 	exchange,
-	placeIntegrationToken,
 	refreshSessionFingerprint,
 	sessionFromAnswer,
 	signIn,
 	rememberRefused,
 	wasRefused,
 } from './ClinicAuth';
+import { placeIntegrationToken } from './ClinicTokenPlacement';
 import type { ExchangeOutcome } from './ClinicAuth';
 import { hostProperties, integrationTestRequest, sessionProperties } from './ClinicProperties';
 import { normaliseApiBaseUrl } from './ClinicNetwork';

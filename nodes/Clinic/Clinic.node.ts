@@ -113,6 +113,15 @@ export class Clinic implements INodeType {
 						default: 'automatic',
 						description: 'How many items talk to the service at once. Output order and pairing stay the same either way.',
 					},
+					{
+						displayName: 'Timeout (Seconds)',
+						name: 'timeout',
+						type: 'number',
+						typeOptions: { minValue: 1, maxValue: 3600 },
+						default: 60,
+						description:
+							'How long to wait for each answer of the service before the item fails. A change (sign, e-mail, update) that times out is not sent again.',
+					},
 				],
 			},
 		],

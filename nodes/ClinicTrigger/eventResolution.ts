@@ -5,12 +5,20 @@
  * oldest first, so N events with one payload start N runs and a retry starts none,
  * unless n8n answered every earlier delivery of it with a server error (no run stored).
  */
+import { sleep } from 'n8n-workflow';
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { EventLog } from '../shared/webhookService';
 import type { EventRecord } from '../shared/webhookService';
 import { RecentDeliveries } from '../shared/deliveries';
 import type { ClinicClient } from '../shared/transport';
+import { pathOf } from '../shared/urls';
+
+/**
+ * A delivery is answered within seconds whatever the event log does (busy, failing,
+ * stalled): past this the check gives up and the delivery runs without an event id.
+ */
+export const EVENT_LOG_CHECK_MS = 5000;
 
 /** How many of the newest matching events a delivery is compared with. */
 const RECENT_EVENTS = 50;
@@ -48,7 +56,13 @@ export async function resolveDelivery(
 ): Promise<Resolution> {
 	let recent: EventRecord[];
 	try {
-		recent = await new EventLog(ctx, client).recent(filter, RECENT_EVENTS);
+		const read = new EventLog(ctx, client).recent(filter, RECENT_EVENTS);
+		const answer = await Promise.race([read, sleep(EVENT_LOG_CHECK_MS).then(() => 'late' as const)]);
+		if (answer === 'late') {
+			read.catch(() => undefined);
+			throw new Error(`no answer within ${EVENT_LOG_CHECK_MS / 1000} s`);
+		}
+		recent = answer;
 	} catch (error) {
 		ctx.logger.warn(
 			`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); the delivery starts a run without an event id`,
@@ -68,15 +82,6 @@ export async function resolveDelivery(
 	return unstored ? { kind: 'event', event: unstored } : { kind: 'repeat' };
 }
 
-/** The path of a URL; undefined for anything that is not one. */
-function pathOf(url: unknown): string | undefined {
-	try {
-		return new URL(String(url ?? '')).pathname;
-	} catch {
-		return undefined;
-	}
-}
-
 /**
  * Every earlier delivery of the event to this trigger was answered with a server error:
  * n8n (2.x) answers only once the run is stored, so none of them started one, and this
@@ -84,13 +89,8 @@ function pathOf(url: unknown): string | undefined {
  * may have started a run: it does not count. The service logs each delivery's target URL,
  * so the trigger's own ones are those to the path of its webhook address.
  */
-function onlyServerErrorsAt(event: EventRecord, path: string | undefined): boolean {
+function onlyServerErrorsAt(event: EventRecord, path: string): boolean {
 	if (!path) return false;
-	const ours = (event.logs ?? []).filter((log) => pathOf(log.target_url) === path);
+	const ours = (event.logs ?? []).filter((log) => pathOf(String(log.target_url ?? '')) === path);
 	return ours.length > 0 && ours.every((log) => typeof log.response_code === 'number' && log.response_code >= 500);
-}
-
-/** Lets a later delivery take this event again (its run could not be started after all). */
-export function forgetEmitted(triggerKey: string, eventId: number): void {
-	emittedEvents.forget(`${triggerKey}\n${eventId}`);
 }

@@ -23,7 +23,7 @@ import type { IntegrationCredentialType } from '../shared/transport';
 import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
 import type { DuplicateCheck } from './description';
 import type { EventRecord } from '../shared/webhookService';
-import { resolveDelivery } from './eventResolution';
+import { EVENT_LOG_CHECK_MS, resolveDelivery } from './eventResolution';
 import { secretOf, storedSubscriptions } from './storage';
 import type { StoredSubscription } from './storage';
 import { EVENT_QUERY_PARAMETER } from './subscriptions';
@@ -106,7 +106,8 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 
 	// 3. The proof, over the raw bytes.
 	const authentication = this.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
-	const client = new ClinicClient(this, authentication);
+	// The duplicate check never waits on a busy service: no Retry-After waits, a short timeout.
+	const client = new ClinicClient(this, authentication, { timeoutMs: EVENT_LOG_CHECK_MS, maxRetryWaitMs: 0 });
 	const stored = storedSubscriptions(this.getWorkflowStaticData('node')).get(key);
 	const mode = (options.verification as VerificationMode | undefined) ?? 'hmacSha256';
 	const secret = stored && mode !== 'none' ? await secretOfDelivery(this, client, key, stored) : undefined;

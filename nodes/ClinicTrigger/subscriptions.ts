@@ -38,56 +38,8 @@ import {
 import type { StoredSubscription } from './storage';
 import type { IntegrationCredentialType } from '../shared/transport';
 
-/** Query parameter of the callback URL that names the event (the body does not). */
-export const EVENT_QUERY_PARAMETER = 'event';
-
-// ---- callback addresses -----------------------------------------------------------
-
-/** The address registered for one event: the node's webhook URL with `?event=<key>`. */
-export function callbackUrl(webhookUrl: string, eventKey: string): string {
-	const url = new URL(webhookUrl);
-	url.searchParams.set(EVENT_QUERY_PARAMETER, eventKey);
-	return url.toString();
-}
-
-/** Origin and path of an address, without query or fragment; '' when it is not a URL. */
-export function addressOf(url: string | undefined): string {
-	if (!url) return '';
-	try {
-		const parsed = new URL(url);
-		return `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, '');
-	} catch {
-		return '';
-	}
-}
-
-/** Path of an address ('' when it is not a URL): the same for one node whatever host n8n is reached by. */
-export function pathOf(url: string | undefined): string {
-	if (!url) return '';
-	try {
-		return new URL(url).pathname.replace(/\/+$/, '');
-	} catch {
-		return '';
-	}
-}
-
-/** The event key a callback address names, or ''. */
-export function eventKeyOfUrl(url: string | undefined): string {
-	if (!url) return '';
-	try {
-		return new URL(url).searchParams.get(EVENT_QUERY_PARAMETER) ?? '';
-	} catch {
-		return '';
-	}
-}
-
-export function isSecureUrl(url: string): boolean {
-	try {
-		return new URL(url).protocol === 'https:';
-	} catch {
-		return false;
-	}
-}
+export { EVENT_QUERY_PARAMETER, addressOf, callbackUrl, eventKeyOfUrl, isSecureUrl, pathOf } from '../shared/urls';
+import { addressOf, callbackUrl, eventKeyOfUrl, isSecureUrl, pathOf } from '../shared/urls';
 
 /**
  * The catalog event a listed subscription is for, when its address, topic and event name

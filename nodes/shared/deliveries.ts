@@ -80,11 +80,6 @@ export class RecentDeliveries {
 		return false;
 	}
 
-	/** Forgets a key: for a delivery recorded as accepted that could not be handed to n8n after all. */
-	forget(key: string): void {
-		this.entries.delete(key);
-	}
-
 	clear(): void {
 		this.entries.clear();
 	}

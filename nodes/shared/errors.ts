@@ -38,11 +38,21 @@ export interface ApiErrorContext {
 	itemIndex?: number;
 	/** Whether n8n signed in anew before this answer (the 401 retry). */
 	afterSignIn?: boolean;
+	/** A busy answer's (429, 503) Retry-After, and the most n8n waits in all per request. */
+	retryAfterSeconds?: number;
+	maxRetryWaitSeconds?: number;
 }
 
-function messageFor({ statusCode, body, subject, afterSignIn }: ApiErrorContext): { message: string; description: string } {
+function messageFor(context: ApiErrorContext): { message: string; description: string } {
+	const { statusCode, body, subject, afterSignIn, retryAfterSeconds, maxRetryWaitSeconds } = context;
 	const said = serviceErrorText(body);
 	const detail = said ? `The service said: "${said}".` : '';
+	if (retryAfterSeconds !== undefined && retryAfterSeconds > (maxRetryWaitSeconds ?? 0)) {
+		return {
+			message: `The clinic service is busy (${statusCode}) and asked n8n to wait ${retryAfterSeconds} s before trying again`,
+			description: `n8n waits at most ${maxRetryWaitSeconds ?? 0} s in all per request, so nothing more was sent. Run it again later${statusCode === 429 ? ', or lower Parallel Requests' : ''}.`,
+		};
+	}
 	if (statusCode === 404) {
 		return {
 			message: subject ? `${subject} was not found` : 'The clinic service answered 404 (not found)',
@@ -72,7 +82,7 @@ function messageFor({ statusCode, body, subject, afterSignIn }: ApiErrorContext)
 	if (statusCode === 429) {
 		return {
 			message: 'The clinic service is rate limiting requests (429)',
-			description: 'n8n waited and retried as the service asked, and it still refused. Lower Parallel Requests or try later.',
+			description: `n8n waited and retried as the service asked (up to ${context.maxRetryWaitSeconds ?? 0} s in all), and it still refused. Lower Parallel Requests or try later.`,
 		};
 	}
 	return {

@@ -1,11 +1,11 @@
 /**
- * The one request helper of both nodes: base URLs, which credential signs a request,
- * one retry after a refused token, Retry-After on 429, and error mapping.
- * Where the token travels is decided by the credential's `authenticate`.
+ * The one request helper of both nodes and both triggers: base URLs, who signs a request,
+ * one timeout, one retry after a refused token, bounded waits on Retry-After, and error
+ * mapping. Where the token travels is decided by the credential's `authenticate`; when a
+ * request may go out is decided by its gate (the action node's scheduler).
  */
-import { sleep } from 'n8n-workflow';
+import { NodeApiError, sleep } from 'n8n-workflow';
 import type {
-	IAdditionalCredentialOptions,
 	ICredentialDataDecryptedObject,
 	ICredentialsDecrypted,
 	IDataObject,
@@ -16,24 +16,25 @@ import type {
 	ILoadOptionsFunctions,
 	IPollFunctions,
 	IWebhookFunctions,
+	JsonObject,
 } from 'n8n-workflow';
 
 import {
 	STALE_TOKEN_KEY,
-	TOKEN_PLACEMENT_HEADER,
 	WEBHOOK_SIGNING_KEY,
-	passwordSessionFingerprint,
-	refreshSessionFingerprint,
+	claimSignIn,
 	forgetSignInFailure,
+	passwordSessionFingerprint,
 	readStoreBeforePassword,
+	refreshSessionFingerprint,
 	refreshTokenOf,
 	sessionNeedsNewToken,
 	signInFailureOf,
+	signInUnderWay,
 } from '../../credentials/ClinicAuth';
-import type { TokenPlacement } from '../../credentials/ClinicAuth';
+import { TOKEN_PLACEMENT_HEADER } from '../../credentials/ClinicTokenPlacement';
+import type { TokenPlacement } from '../../credentials/ClinicTokenPlacement';
 import { apiError, networkFailureWords, signInError, transportError } from './errors';
-import { limiterFor, outcomeOfStatus } from './hostLimiter';
-import type { AcquireOptions } from './hostLimiter';
 import {
 	WEBHOOK_SERVICE_URL_FIELD,
 	describeBaseUrlProblem,
@@ -45,12 +46,6 @@ import {
 export type IntegrationCredentialType = 'clinicApi' | 'clinicRefreshTokenApi';
 export type Authentication = IntegrationCredentialType | 'none';
 export const PORTAL_CREDENTIAL_TYPE = 'clinicPatientPortalApi';
-
-/** `data` is the very object n8n updates in place when it signs in again. */
-interface DecryptedCredential {
-	data: ICredentialDataDecryptedObject;
-	decrypted: ICredentialsDecrypted;
-}
 
 type Context = IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions | IPollFunctions;
 
@@ -64,23 +59,16 @@ export interface ClinicRequest {
 	body?: IDataObject;
 	/** Who signs the request: the integration credential, the portal token, or nobody. */
 	auth: 'integration' | 'portal' | 'none';
+	/** A portal token and base URL given as parameters (auth 'portal'), instead of the portal credential. */
+	portal?: { token: string; baseUrl: string };
 	/** Answer as bytes (file downloads). */
 	binary?: boolean;
 	/** What the request is about, for error messages: "Invoice 42". */
 	subject?: string;
-	/** Where the token travels when the usual rule (below) does not say: the CFDI downloads' query. */
+	/** Where the token travels when the usual rule does not say: the CFDI downloads' query. */
 	tokenPlacement?: TokenPlacement;
-	/** Send `body` on a GET too (GET /events takes its parameters in a JSON body). Signed requests only. */
+	/** Send `body` on a GET too (GET /events takes its parameters in a JSON body). */
 	bodyOnGet?: boolean;
-}
-
-/**
- * The service's rule for where the integration token travels: in the JSON body of
- * webhook-service writes, as a bearer header everywhere else, unless the request says.
- */
-function tokenPlacementOf(request: ClinicRequest): TokenPlacement {
-	if (request.tokenPlacement) return request.tokenPlacement;
-	return request.host === 'webhooks' && request.method !== 'GET' ? 'body' : 'header';
 }
 
 export interface ClinicResponse<T = unknown> {
@@ -95,74 +83,104 @@ export interface IntegrationSettings {
 	topicPrefix: string;
 }
 
-const MAX_RATE_LIMIT_WAITS = 3;
-/** A request without an answer after this long fails with "did not answer in time". */
-export const REQUEST_TIMEOUT_MS = 60_000;
-/** How long another process may take to save a renewed session after the service issued it. */
-const STORE_SETTLE_MS = 1000;
-const MAX_RETRY_AFTER_SECONDS = 60;
-/** How often what waits for a sign-in (a request, the reading ahead) looks whether the token is there. */
-export const SIGN_IN_POLL_MS = 5;
+/** How an attempt ended, for the gate: an HTTP status, or none (network failure, timeout). */
+export interface AttemptOutcome {
+	status?: number;
+	timedOut?: boolean;
+	/** The service asked that nothing be sent to the host for this long. */
+	retryAfterMs?: number;
+}
+
+/** When an attempt may go out. `acquire` resolves with what to call once it has ended. */
+export interface RequestGate {
+	acquire(itemIndex: number, host: string, retry: boolean): Promise<(outcome: AttemptOutcome) => void>;
+}
+
+/** No scheduling: each attempt goes at once, after any Retry-After the service gave. */
+class DirectGate implements RequestGate {
+	private resumeAt = 0;
+
+	async acquire(): Promise<(outcome: AttemptOutcome) => void> {
+		if (this.resumeAt > Date.now()) await sleep(this.resumeAt - Date.now());
+		return ({ retryAfterMs }) => {
+			if (retryAfterMs) this.resumeAt = Math.max(this.resumeAt, Date.now() + retryAfterMs);
+		};
+	}
+}
+
+export interface ClientOptions {
+	/** Base URL for public operations run without a credential. */
+	publicBaseUrl?: string;
+	gate?: RequestGate;
+	/** Every request, on every path, fails after this long without an answer. */
+	timeoutMs?: number;
+	/** The most a request waits in all on Retry-After answers before failing. */
+	maxRetryWaitMs?: number;
+	/** What the user runs, for error messages: "Consultation → Get". */
+	operation?: string;
+}
+
+export const DEFAULT_TIMEOUT_MS = 60_000;
+export const MAX_RETRY_WAIT_MS = 30_000;
+/** Busy answers retried per request, however short their Retry-After. */
+const MAX_BUSY_RETRIES = 5;
+
+/** Sign-in failures thrown on the way: reported as they are, not as network failures. */
+const signInErrors = new WeakSet<object>();
 
 const fingerprintOf: Record<IntegrationCredentialType, (c: ICredentialDataDecryptedObject) => string> = {
 	clinicApi: passwordSessionFingerprint,
 	clinicRefreshTokenApi: refreshSessionFingerprint,
 };
 
+/** How long after a refused refresh token another process may still be saving the newer one. */
+const STORE_SETTLE_MS = 1000;
+
+/** A Retry-After in ms (seconds or an HTTP date); 1 s when absent or unreadable. */
 function retryAfterMs(headers: ClinicResponse['headers']): number {
 	const raw = headers['retry-after'];
-	const value = Array.isArray(raw) ? raw[0] : raw;
+	const value = String((Array.isArray(raw) ? raw[0] : raw) ?? '');
 	const seconds = Number(value);
-	if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds, MAX_RETRY_AFTER_SECONDS) * 1000;
-	const date = Date.parse(String(value ?? ''));
-	if (Number.isFinite(date)) return Math.min(Math.max(date - Date.now(), 0), MAX_RETRY_AFTER_SECONDS * 1000);
-	return 1000;
+	if (value.trim() !== '' && Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+	const date = Date.parse(value);
+	return Number.isFinite(date) ? Math.max(date - Date.now(), 0) : 1000;
 }
 
 /**
- * One client per execution: the credential is decrypted once and handed to n8n with every
- * request, so a new token obtained for one item serves all the others.
+ * One client per execution (per delivery, per poll): the credential is decrypted once and
+ * handed to n8n with every request, so a new token obtained for one item serves the others.
  */
 export class ClinicClient {
-	private readonly decrypted = new Map<string, Promise<DecryptedCredential>>();
-
-	/** Credential data read so far, by type: the objects n8n updates when it signs in. */
-	private readonly loaded = new Map<string, ICredentialDataDecryptedObject>();
-
-	/** Why the integration sign-in failed in this execution, if it did. */
-	private signInFailure = '';
-
-	/** Settles when the request n8n is signing in for has its answer (or failed). */
-	private signInUnderWay?: Promise<void>;
-
-	/** Reads of the stored credential under way, by the access token they replace. */
-	private readonly adopting = new Map<string, Promise<boolean>>();
+	private readonly decrypted = new Map<string, Promise<{ data: ICredentialDataDecryptedObject; decrypted: ICredentialsDecrypted }>>();
+	private readonly gate: RequestGate;
+	private readonly timeoutMs: number;
+	private readonly maxRetryWaitMs: number;
+	/** A read of n8n's store under way after a refused token. */
+	private adopting?: Promise<void>;
 
 	constructor(
 		private readonly ctx: Context,
 		private readonly authentication: Authentication,
-		/** Base URL for public operations run without a credential. */
-		private readonly publicBaseUrl = '',
-		/** Waits until the item may send (the action node's "Parallel Requests"). */
-		private readonly waitForTurn?: (itemIndex: number) => Promise<void>,
-		/** Requests wait for the process-wide limiter of their host (the action node). */
-		private readonly hostLimit?: Omit<AcquireOptions, 'retry'>,
-	) {}
+		private readonly options: ClientOptions = {},
+	) {
+		this.gate = options.gate ?? new DirectGate();
+		this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+		this.maxRetryWaitMs = options.maxRetryWaitMs ?? MAX_RETRY_WAIT_MS;
+	}
 
 	get integrationType(): IntegrationCredentialType | undefined {
 		return this.authentication === 'none' ? undefined : this.authentication;
 	}
 
-	private async credentials(type: string): Promise<DecryptedCredential> {
+	/** The credential as decrypted once; `data` is the object n8n updates when it signs in. */
+	private async credentials(type: string) {
 		let pending = this.decrypted.get(type);
 		if (!pending) {
 			pending = (async () => {
-				const data = await this.ctx.getCredentials(type);
+				const data = { ...(await this.ctx.getCredentials(type)) };
+				readStoreBeforePassword(data);
 				const reference = this.ctx.getNode().credentials?.[type];
-				const copy = { ...data };
-				readStoreBeforePassword(copy);
-				this.loaded.set(type, copy);
-				return { data: copy, decrypted: { id: reference?.id ?? '', name: reference?.name ?? type, type, data: copy } };
+				return { data, decrypted: { id: reference?.id ?? '', name: reference?.name ?? type, type, data } };
 			})();
 			this.decrypted.set(type, pending);
 			pending.catch(() => this.decrypted.delete(type));
@@ -170,51 +188,19 @@ export class ClinicClient {
 		return await pending;
 	}
 
-	/**
-	 * The integration credential is being read, or n8n is signing in with it and storing the
-	 * new token (n8n puts the token into this execution's copy once it is stored).
-	 */
-	get signingIn(): boolean {
-		const type = this.integrationType;
-		if (!type || !this.decrypted.has(type)) return false;
-		return !this.loaded.get(type)?.accessToken && !this.signInFailure;
-	}
-
-	/**
-	 * One request has n8n sign in; the others wait for its token, so that n8n stores the new
-	 * session once instead of once per request. n8n says nothing when the token is in place,
-	 * before that request goes out, so the others look. Returns, for the request that is to
-	 * sign in, what to call once it has its answer.
-	 */
-	private async signInTurn(): Promise<(() => void) | undefined> {
-		while (this.signInUnderWay && this.signingIn) await Promise.race([this.signInUnderWay, sleep(SIGN_IN_POLL_MS)]);
-		// No await between the look and taking the turn: two requests cannot both take it.
-		if (!this.signingIn) return undefined;
-		let done!: () => void;
-		const underWay = new Promise<void>((resolve) => (done = resolve));
-		this.signInUnderWay = underWay;
-		return () => {
-			if (this.signInUnderWay === underWay) this.signInUnderWay = undefined;
-			done();
-		};
-	}
-
 	private requireIntegration(itemIndex: number): IntegrationCredentialType {
-		if (!this.integrationType) {
-			throw transportError(
-				this.ctx.getNode(),
-				'This operation needs a Clinic credential: set "Authentication" to Password or Refresh Token and pick a credential',
-				'(none)',
-				itemIndex,
-			);
-		}
-		return this.integrationType;
+		if (this.integrationType) return this.integrationType;
+		throw transportError(
+			this.ctx.getNode(),
+			'This operation needs a Clinic credential: set "Authentication" to Password or Refresh Token and pick a credential',
+			'(none)',
+			itemIndex,
+		);
 	}
 
 	/** Base URLs and topic prefix of the integration credential. */
 	async integrationSettings(itemIndex = 0): Promise<IntegrationSettings> {
-		const type = this.requireIntegration(itemIndex);
-		const { data } = await this.credentials(type);
+		const { data } = await this.credentials(this.requireIntegration(itemIndex));
 		return {
 			apiBaseUrl: normaliseApiBaseUrl(String(data.baseUrl ?? '')),
 			webhookBaseUrl: normaliseWebhookBaseUrl(String(data.webhookBaseUrl ?? '')),
@@ -222,42 +208,32 @@ export class ClinicClient {
 		};
 	}
 
-	private async baseUrl(request: ClinicRequest, itemIndex: number): Promise<string> {
-		const node = this.ctx.getNode();
-		// A base URL the user typed without https:// (or not a URL at all) is named as such,
-		// instead of ending in a bare "Invalid URL".
-		const checked = (url: string, field: string, normalise: (value: string) => string): string => {
-			const problem = describeBaseUrlProblem(url, field);
-			if (problem) throw transportError(node, problem, '(none)', itemIndex);
-			return normalise(url);
-		};
-		if (request.auth === 'portal') {
-			const { data } = await this.credentials(PORTAL_CREDENTIAL_TYPE);
-			return checked(String(data.baseUrl ?? ''), 'API Base URL', normaliseApiBaseUrl);
-		}
-		if (request.auth === 'none' && !this.integrationType) {
-			return checked(this.publicBaseUrl, 'API Base URL', normaliseApiBaseUrl);
-		}
-		const type = this.requireIntegration(itemIndex);
-		const { data } = await this.credentials(type);
-		if (request.host === 'webhooks') {
-			return checked(await this.webhookServiceUrl(itemIndex), WEBHOOK_SERVICE_URL_FIELD, normaliseWebhookBaseUrl);
-		}
-		return checked(String(data.baseUrl ?? ''), 'API Base URL', normaliseApiBaseUrl);
-	}
-
-	/**
-	 * The webhook service address as the credential holds it (not yet checked as a URL).
-	 * Fails saying which credential field to fill when it is empty.
-	 */
+	/** The webhook service address as the credential holds it; fails naming the field when empty. */
 	async webhookServiceUrl(itemIndex = 0): Promise<string> {
 		const { data } = await this.credentials(this.requireIntegration(itemIndex));
 		const url = String(data.webhookBaseUrl ?? '');
-		if (!url.trim()) {
-			const { message, description } = missingWebhookServiceUrlMessage();
-			throw transportError(this.ctx.getNode(), message, '(none)', itemIndex, description);
+		if (url.trim()) return url;
+		const { message, description } = missingWebhookServiceUrlMessage();
+		throw transportError(this.ctx.getNode(), message, '(none)', itemIndex, description);
+	}
+
+	private async baseUrl(request: ClinicRequest, itemIndex: number): Promise<string> {
+		// A base URL typed without https:// (or not a URL at all) is named as such.
+		const checked = (url: string, field: string, normalise: (value: string) => string): string => {
+			const problem = describeBaseUrlProblem(url, field);
+			if (problem) throw transportError(this.ctx.getNode(), problem, '(none)', itemIndex);
+			return normalise(url);
+		};
+		if (request.auth === 'portal') {
+			const url = request.portal?.baseUrl ?? (await this.credentials(PORTAL_CREDENTIAL_TYPE)).data.baseUrl;
+			return checked(String(url ?? ''), 'API Base URL', normaliseApiBaseUrl);
 		}
-		return url;
+		if (!this.integrationType) return checked(this.options.publicBaseUrl ?? '', 'API Base URL', normaliseApiBaseUrl);
+		if (request.host === 'webhooks') {
+			return checked(await this.webhookServiceUrl(itemIndex), WEBHOOK_SERVICE_URL_FIELD, normaliseWebhookBaseUrl);
+		}
+		const { data } = await this.credentials(this.requireIntegration(itemIndex));
+		return checked(String(data.baseUrl ?? ''), 'API Base URL', normaliseApiBaseUrl);
 	}
 
 	/** Sends a request and returns the parsed body. */
@@ -267,195 +243,163 @@ export class ClinicClient {
 
 	/** Sends a request and returns status, headers and body (bytes when `binary`). */
 	async requestFull<T = unknown>(request: ClinicRequest, itemIndex = 0): Promise<ClinicResponse<T>> {
-		await this.waitForTurn?.(itemIndex);
 		const base = await this.baseUrl(request, itemIndex);
-		const options: IHttpRequestOptions = {
-			method: request.method,
-			url: `${base}${request.path}`,
-			qs: request.qs,
-			body: request.body,
-			json: !request.binary,
-			headers: {
-				Accept: request.binary ? '*/*' : 'application/json',
-				...(request.auth === 'integration' ? { [TOKEN_PLACEMENT_HEADER]: tokenPlacementOf(request) } : {}),
-			},
-			timeout: REQUEST_TIMEOUT_MS,
-			returnFullResponse: true,
-			// Status codes are ours to read: the 401 retry and error messages happen below.
-			ignoreHttpStatusErrors: true,
-			...(request.binary ? { encoding: 'arraybuffer' as const } : {}),
-		};
 		const host = new URL(base).host;
-
-		const limiter = this.hostLimit ? limiterFor(host) : undefined;
-
-		let refreshedAfter401 = false;
-		for (let rateLimitWaits = 0; ; ) {
-			// Before taking a place in the limiter: waiting for a token is not a request in flight.
-			const signedIn = request.auth === 'integration' ? await this.signInTurn() : undefined;
-			const permit = await limiter?.acquire({ ...this.hostLimit!, retry: rateLimitWaits > 0 });
-			const { response, sentToken } = await this.send(request, options, itemIndex, host)
-				.catch(async (error: Error) => {
-					// send() words a timeout this way; a timeout is a sign of overload too.
-					permit?.release(error.message?.includes(networkFailureWords('ETIMEDOUT')) ? 'overloaded' : 'neutral');
-					return await Promise.reject(error);
-				})
-				.finally(() => signedIn?.());
-			const busy = response.statusCode === 429 || (response.statusCode === 503 && response.headers['retry-after'] !== undefined);
-			// Paused before the permit passes on, so that no waiting request slips out first.
-			if (busy) limiter?.pause(retryAfterMs(response.headers));
-			permit?.release(outcomeOfStatus(response.statusCode));
-			if (response.statusCode === 401 && request.auth === 'integration' && !refreshedAfter401) {
-				refreshedAfter401 = true;
-				await this.forgetAccessToken(sentToken);
+		const node = this.ctx.getNode();
+		let signedInAgain = false;
+		let waitedMs = 0;
+		let busyRetries = 0;
+		for (let retry = false; ; retry = true) {
+			const release = await this.gate.acquire(itemIndex, host, retry);
+			let answer: { response: ClinicResponse; sentToken: string };
+			try {
+				answer = await this.send(request, `${base}${request.path}`, itemIndex);
+			} catch (error) {
+				const code = networkCode(error);
+				release({ timedOut: isTimeout(code) });
+				throw signInErrors.has(error as object) ? error : this.unreachable(code, host, itemIndex, request);
+			}
+			const { response, sentToken } = answer;
+			const status = response.statusCode;
+			const busy = status === 429 || (status === 503 && response.headers['retry-after'] !== undefined);
+			const waitMs = busy ? retryAfterMs(response.headers) : 0;
+			release({ status, retryAfterMs: waitMs });
+			if (status === 401 && request.auth === 'integration' && !signedInAgain) {
+				signedInAgain = true;
+				await this.setTokenAside(sentToken);
 				continue;
 			}
-			if (response.statusCode === 429 && rateLimitWaits < MAX_RATE_LIMIT_WAITS) {
-				rateLimitWaits++;
-				// With the limiter, every request to the host waits (paused above), not only this one.
-				if (!limiter) await sleep(retryAfterMs(response.headers));
+			if (busy && waitedMs + waitMs <= this.maxRetryWaitMs && ++busyRetries <= MAX_BUSY_RETRIES) {
+				waitedMs += waitMs;
 				continue;
 			}
-			if (response.statusCode >= 400) {
-				throw apiError(this.ctx.getNode(), {
-					statusCode: response.statusCode,
-					body: request.binary ? Buffer.from(response.body as unknown as Buffer).toString('utf8') : response.body,
+			if (status >= 400) {
+				throw apiError(node, {
+					statusCode: status,
+					body: request.binary ? Buffer.from(response.body as Buffer).toString('utf8') : response.body,
 					subject: request.subject,
 					itemIndex,
-					afterSignIn: refreshedAfter401,
+					afterSignIn: signedInAgain,
+					retryAfterSeconds: busy ? Math.ceil(waitMs / 1000) : undefined,
+					maxRetryWaitSeconds: this.maxRetryWaitMs / 1000,
 				});
 			}
 			return response as ClinicResponse<T>;
 		}
 	}
 
-	/**
-	 * Sets a refused or expired token aside so the credential's preAuthentication runs on
-	 * the next request, unless n8n's store already holds a newer session: in queue mode
-	 * another process may have renewed the token (and, for a refresh-token chain, revoked
-	 * ours), and the store, not this process's copy, is the truth. A refusal that arrives
-	 * after another request already replaced that token changes nothing.
-	 */
-	private async forgetAccessToken(refusedToken: string): Promise<void> {
-		const type = this.integrationType;
-		if (!type) return;
-		const { data } = await this.credentials(type);
-		if (data.accessToken !== refusedToken) return;
-		let adopting = this.adopting.get(refusedToken);
-		if (!adopting) {
-			adopting = this.adoptStoredSession(type, data, refusedToken);
-			this.adopting.set(refusedToken, adopting);
+	/** A request that got no answer: words for its code, never anything of the request itself. */
+	private unreachable(code: string | undefined, host: string, itemIndex: number, request: ClinicRequest) {
+		const what = [this.options.operation, request.subject].filter(Boolean).join(': ');
+		if (isTimeout(code)) {
+			const seconds = this.timeoutMs / 1000;
+			return transportError(
+				this.ctx.getNode(),
+				`The clinic service did not answer within ${seconds} s`,
+				host,
+				itemIndex,
+				`${what ? `${what}. ` : ''}Host: ${host}. The service may be overloaded; try again later, or raise Options → Timeout if it is always this slow.${request.method === 'GET' ? '' : ' The change may or may not have been made: check before running it again.'}`,
+			);
 		}
-		await adopting;
+		return transportError(
+			this.ctx.getNode(),
+			`Could not reach the clinic service: ${networkFailureWords(code)}`,
+			host,
+			itemIndex,
+			`${what ? `${what}. ` : ''}Host: ${host}. Check the credential's base URLs and that the service is reachable from n8n.${request.method === 'GET' ? '' : ' If the connection was closed after sending, the change may have been made: check before running it again.'}`,
+		);
 	}
 
-	/** Reads the stored credential into this execution's copy; true when it holds a usable, other token. */
-	private async adoptStoredSession(
-		type: IntegrationCredentialType,
-		data: ICredentialDataDecryptedObject,
-		refusedToken: string,
-	): Promise<boolean> {
-		const stored = await this.ctx.getCredentials(type);
-		Object.assign(data, stored);
-		const token = String(data.accessToken ?? '');
-		if (token && token !== refusedToken && !sessionNeedsNewToken(data, fingerprintOf[type](data))) return true;
-		if (token) data[STALE_TOKEN_KEY] = token;
-		data.accessToken = '';
-		return false;
-	}
-
-	/**
-	 * After the service refused a refresh token: if n8n's store holds another refresh token
-	 * or a usable access token (another process rotated the chain), takes it. The other
-	 * process saves its new pair just after the service answered it, so one more look
-	 * follows a short wait. True when something newer was found.
-	 */
-	private async adoptAfterRefusedRefresh(
-		type: IntegrationCredentialType,
-		data: ICredentialDataDecryptedObject,
-		refusedRefreshToken: string,
-	): Promise<boolean> {
-		const refusedAccessToken = String(data[STALE_TOKEN_KEY] ?? data.accessToken ?? '');
-		for (let look = 0; look < 2; look++) {
-			if (look > 0) await sleep(STORE_SETTLE_MS);
-			const usable = await this.adoptStoredSession(type, data, refusedAccessToken);
-			if (usable || refreshTokenOf(data) !== refusedRefreshToken) return true;
-		}
-		return false;
-	}
-
-	/** Sends once; also says which access token the request carried (for the 401 retry). */
-	private async send(
-		request: ClinicRequest,
-		options: IHttpRequestOptions,
-		itemIndex: number,
-		host: string,
-	): Promise<{ response: ClinicResponse; sentToken: string }> {
-		const node = this.ctx.getNode();
-		if (request.auth === 'integration' && this.signInFailure) {
-			// One refused sign-in per execution: repeating it per item could lock the account.
-			throw signInError(node, this.signInFailure, host, itemIndex);
-		}
-		if (request.auth === 'none') {
-			try {
-				return { response: (await this.ctx.helpers.httpRequest({ ...options })) as ClinicResponse, sentToken: '' };
-			} catch (error) {
-				throw transportError(node, unreachable(error), host, itemIndex);
-			}
+	/** Sends once through n8n; also says which access token the request carried (for the 401 retry). */
+	private async send(request: ClinicRequest, url: string, itemIndex: number): Promise<{ response: ClinicResponse; sentToken: string }> {
+		const headers: IDataObject = { Accept: request.binary ? '*/*' : 'application/json' };
+		const options: IHttpRequestOptions = {
+			method: request.method,
+			url,
+			qs: request.qs,
+			body: request.body,
+			json: !request.binary,
+			headers,
+			timeout: this.timeoutMs,
+			returnFullResponse: true,
+			// Status codes are read above: the 401 retry, Retry-After, error messages.
+			ignoreHttpStatusErrors: true,
+			...(request.binary ? { encoding: 'arraybuffer' as const } : {}),
+		};
+		if (request.auth === 'none' || request.portal) {
+			if (request.portal) headers.Authorization = `Bearer ${request.portal.token}`;
+			return { response: (await this.ctx.helpers.httpRequest(options)) as ClinicResponse, sentToken: '' };
 		}
 		const type = request.auth === 'portal' ? PORTAL_CREDENTIAL_TYPE : this.requireIntegration(itemIndex);
-		const { data, decrypted: credentialsDecrypted } = await this.credentials(type);
-		for (let attempt = 0; ; attempt++) {
-			if (request.auth === 'integration') {
-				const fingerprint = fingerprintOf[type as IntegrationCredentialType](data);
-				if (data.accessToken && sessionNeedsNewToken(data, fingerprint)) {
-					await this.forgetAccessToken(String(data.accessToken));
-				}
-			}
-			const tokenBefore = String(data.accessToken ?? '');
-			try {
-				const response = await this.sendSigned(type, { ...options }, { credentialsDecrypted }, request.bodyOnGet === true);
-				// An empty token before the call means n8n signed in for it and stored the new one.
-				return { response, sentToken: tokenBefore || String(data.accessToken ?? '') };
-			} catch (error) {
-				// The credential recorded a failed sign-in against this very data object.
-				const failure = request.auth === 'integration' ? signInFailureOf(data) : undefined;
-				if (!failure) throw transportError(node, unreachable(error), host, itemIndex);
-				if (attempt === 0 && failure.refusedRefreshToken) {
-					const newer = await this.adoptAfterRefusedRefresh(type as IntegrationCredentialType, data, failure.refusedRefreshToken);
-					// Nothing newer: the password credential signs in with the password instead.
-					if (!newer && type === 'clinicApi') data.refreshToken = '';
-					if (newer || type === 'clinicApi') {
-						// Once, never a loop: the second attempt's failure is final.
-						forgetSignInFailure(data);
-						continue;
-					}
-				}
-				this.signInFailure = failure.message;
-				throw signInError(node, failure.message, host, itemIndex);
-			}
-		}
+		const { data, decrypted } = await this.credentials(type);
+		if (request.auth === 'portal') return { response: await this.sendSigned(type, options, decrypted, false), sentToken: '' };
+		headers[TOKEN_PLACEMENT_HEADER] = request.tokenPlacement ?? (request.host === 'webhooks' && request.method !== 'GET' ? 'body' : 'header');
+		return await this.sendWithSession(type as IntegrationCredentialType, options, data, decrypted, request.bodyOnGet === true, itemIndex, url);
 	}
 
 	/**
-	 * n8n's `httpRequest` helpers delete the body of every GET (n8n-core `httpRequest`,
-	 * 1.123 and 2.41: `if (... method === 'GET') delete axiosRequest.data`); the legacy
-	 * `requestWithAuthentication` helper sends it (its `parseRequestObject` keeps `body`
-	 * for any method and adds `content-type: application/json`). So a GET that must carry
-	 * its body goes through the legacy helper, and everything else through the usual one.
+	 * Sends with the integration credential's session. One request at a time has n8n sign
+	 * in (it claims the sign-in); the others await that claim and then send with its token.
 	 */
-	private async sendSigned(
-		type: string,
+	private async sendWithSession(
+		type: IntegrationCredentialType,
 		options: IHttpRequestOptions,
-		additional: IAdditionalCredentialOptions,
+		data: ICredentialDataDecryptedObject,
+		decrypted: ICredentialsDecrypted,
 		bodyOnGet: boolean,
-	): Promise<ClinicResponse> {
+		itemIndex: number,
+		url: string,
+	): Promise<{ response: ClinicResponse; sentToken: string }> {
+		for (let underWay = signInUnderWay(data); underWay; underWay = signInUnderWay(data)) await underWay;
+		const earlier = signInFailureOf(data);
+		// One refused sign-in per execution: repeating it per item could lock the account.
+		if (earlier) throw this.signInFailed(earlier.message, url, itemIndex);
+		if (data.accessToken && sessionNeedsNewToken(data, fingerprintOf[type](data))) this.putAside(data);
+		const release = data.accessToken ? undefined : claimSignIn(data);
+		try {
+			for (let attempt = 0; ; attempt++) {
+				const tokenBefore = String(data.accessToken ?? '');
+				try {
+					const response = await this.sendSigned(type, options, decrypted, bodyOnGet);
+					return { response, sentToken: tokenBefore || String(data.accessToken ?? '') };
+				} catch (error) {
+					const failure = signInFailureOf(data);
+					if (!failure || !release) throw new NodeApiError(this.ctx.getNode(), error as JsonObject);
+					// The service refused a refresh token another process may have rotated: look in n8n's store, once.
+					if (attempt === 0 && failure.refusedRefreshToken) {
+						const newer = await this.adoptAfterRefusedRefresh(type, data, failure.refusedRefreshToken);
+						if (!newer && type === 'clinicApi') data.refreshToken = ''; // then the password, once
+						if (newer || type === 'clinicApi') {
+							forgetSignInFailure(data);
+							continue;
+						}
+					}
+					throw this.signInFailed(failure.message, url, itemIndex);
+				}
+			}
+		} finally {
+			release?.();
+		}
+	}
+
+	private signInFailed(message: string, url: string, itemIndex: number): Error {
+		const error = signInError(this.ctx.getNode(), message, new URL(url).host, itemIndex);
+		signInErrors.add(error);
+		return error;
+	}
+
+	/**
+	 * n8n's `httpRequest` helpers drop the body of every GET; its legacy
+	 * `requestWithAuthentication` keeps it. That one takes its own option names and asks the
+	 * credential for a new token after any failure (the credential refuses while the token
+	 * is valid, see `signIn`).
+	 */
+	private async sendSigned(type: string, options: IHttpRequestOptions, decrypted: ICredentialsDecrypted, bodyOnGet: boolean): Promise<ClinicResponse> {
 		const body = options.body as IDataObject | undefined;
-		const getWithBody = bodyOnGet && options.method === 'GET' && !!body && typeof body === 'object' && Object.keys(body).length > 0;
-		if (!getWithBody) {
+		const additional = { credentialsDecrypted: decrypted };
+		if (!(bodyOnGet && options.method === 'GET' && body && Object.keys(body).length > 0)) {
 			return (await this.ctx.helpers.httpRequestWithAuthentication.call(this.ctx, type, options, additional)) as ClinicResponse;
 		}
-		// The legacy helper's own option names (uri, simple, resolveWithFullResponse).
 		const legacy = {
 			method: 'GET',
 			uri: options.url,
@@ -463,45 +407,88 @@ export class ClinicClient {
 			body,
 			json: true,
 			headers: options.headers,
+			timeout: options.timeout,
 			resolveWithFullResponse: true,
-			// Status codes are read by requestFull (401 retry, error messages).
 			simple: false,
 		};
 		const response = (await this.ctx.helpers.requestWithAuthentication.call(this.ctx, type, legacy as never, additional)) as ClinicResponse;
 		return { statusCode: response.statusCode, headers: response.headers, body: response.body };
 	}
 
+	/** Sets the token aside so the credential signs in on the next request; kept to share one exchange. */
+	private putAside(data: ICredentialDataDecryptedObject): void {
+		data[STALE_TOKEN_KEY] = String(data.accessToken ?? '');
+		data.accessToken = '';
+	}
+
 	/**
-	 * The integration credential's key for the Clinic Trigger's subscription secrets. A
-	 * credential saved before the key existed gets one on its next sign-in: with
-	 * `ensure`, the stored access token is set aside so that the next request signs in.
+	 * After a 401: unless another request already replaced the refused token, reads n8n's
+	 * store (in queue mode another process may have renewed the session, and revoked ours)
+	 * and takes a newer usable token from it; else the next request signs in.
+	 */
+	private async setTokenAside(refusedToken: string): Promise<void> {
+		const type = this.integrationType;
+		if (!type) return;
+		const { data } = await this.credentials(type);
+		if (data.accessToken !== refusedToken) return;
+		this.adopting ??= this.adoptStoredSession(type, data, refusedToken).then(() => (this.adopting = undefined));
+		await this.adopting;
+	}
+
+	/** Reads the stored credential into this execution's copy; true when it holds another usable token. */
+	private async adoptStoredSession(type: IntegrationCredentialType, data: ICredentialDataDecryptedObject, refusedToken: string): Promise<boolean> {
+		Object.assign(data, await this.ctx.getCredentials(type));
+		const token = String(data.accessToken ?? '');
+		if (token && token !== refusedToken && !sessionNeedsNewToken(data, fingerprintOf[type](data))) return true;
+		if (token) this.putAside(data);
+		data.accessToken = '';
+		return false;
+	}
+
+	/** Another process saves its new pair just after the service answered it: one more look follows a short wait. */
+	private async adoptAfterRefusedRefresh(type: IntegrationCredentialType, data: ICredentialDataDecryptedObject, refused: string): Promise<boolean> {
+		const refusedAccessToken = String(data[STALE_TOKEN_KEY] ?? data.accessToken ?? '');
+		for (let look = 0; look < 2; look++) {
+			if (look > 0) await sleep(STORE_SETTLE_MS);
+			if ((await this.adoptStoredSession(type, data, refusedAccessToken)) || refreshTokenOf(data) !== refused) return true;
+		}
+		return false;
+	}
+
+	/**
+	 * The credential's key for the Clinic Trigger's subscription secrets. A credential saved
+	 * before the key existed gets one on its next sign-in: with `ensure`, the token is set
+	 * aside so that the next request signs in.
 	 */
 	async webhookSigningKey(options: { ensure?: boolean } = {}): Promise<string> {
-		const type = this.requireIntegration(0);
-		const { data } = await this.credentials(type);
+		const { data } = await this.credentials(this.requireIntegration(0));
 		const key = String(data[WEBHOOK_SIGNING_KEY] ?? '');
-		if (!key && options.ensure && data.accessToken) await this.forgetAccessToken(String(data.accessToken));
+		if (!key && options.ensure && data.accessToken) this.putAside(data);
 		return key;
 	}
 }
 
-function networkCode(error: unknown): string | undefined {
-	const seen = new Set<unknown>();
-	for (let current = error; current && typeof current === 'object' && !seen.has(current); ) {
-		seen.add(current);
-		const record = current as { code?: unknown; cause?: unknown };
-		if (typeof record.code === 'string') return record.code;
-		current = record.cause;
-	}
-	return undefined;
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ECONNABORTED', 'ESOCKETTIMEDOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+function isTimeout(code: string | undefined): boolean {
+	return code !== undefined && TIMEOUT_CODES.has(code);
 }
 
 /**
- * A readable reason for a request that got no HTTP answer. Nothing from the request
- * itself (URL, headers, body) is used: it may hold a token.
+ * The network code of a request that got no answer, wherever n8n put it: 2.x hands the
+ * client's error on, 1.x wraps it (`cause`, and the legacy helper's `error`). A code the
+ * words know is preferred to a generic one such as ERR_BAD_RESPONSE.
  */
-function unreachable(error: unknown): string {
-	const words = networkFailureWords(networkCode(error));
-	const timedOut = words === networkFailureWords('ETIMEDOUT');
-	return `Could not reach the clinic service: ${words}${timedOut ? ` (${REQUEST_TIMEOUT_MS / 1000} s)` : ''}`;
+export function networkCode(error: unknown): string | undefined {
+	const codes: string[] = [];
+	const seen = new Set<unknown>();
+	const visit = (value: unknown, depth: number) => {
+		if (!value || typeof value !== 'object' || seen.has(value) || depth > 6) return;
+		seen.add(value);
+		const record = value as Record<string, unknown>;
+		if (typeof record.code === 'string') codes.push(record.code);
+		for (const key of ['cause', 'error', 'errorResponse', 'reason']) visit(record[key], depth + 1);
+	};
+	visit(error, 0);
+	return codes.find((code) => isTimeout(code) || networkFailureWords(code) !== networkFailureWords(undefined)) ?? codes[0];
 }

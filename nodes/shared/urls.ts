@@ -58,3 +58,54 @@ export function insecureWebhookAddressMessage(address: string): { message: strin
 export function joinUrl(base: string, path: string): string {
 	return `${base}${path.startsWith('/') ? path : `/${path}`}`;
 }
+
+// ---- callback addresses of the Clinic Trigger ----------------------------------------
+
+/** Query parameter of the callback URL that names the event (the body does not). */
+export const EVENT_QUERY_PARAMETER = 'event';
+
+/** The address registered for one event: the node's webhook URL with `?event=<key>`. */
+export function callbackUrl(webhookUrl: string, eventKey: string): string {
+	const url = new URL(webhookUrl);
+	url.searchParams.set(EVENT_QUERY_PARAMETER, eventKey);
+	return url.toString();
+}
+
+/** Origin and path of an address, without query or fragment; '' when it is not a URL. */
+export function addressOf(url: string | undefined): string {
+	if (!url) return '';
+	try {
+		const parsed = new URL(url);
+		return `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, '');
+	} catch {
+		return '';
+	}
+}
+
+/** Path of an address ('' when it is not a URL): the same for one node whatever host n8n is reached by. */
+export function pathOf(url: string | undefined): string {
+	if (!url) return '';
+	try {
+		return new URL(url).pathname.replace(/\/+$/, '');
+	} catch {
+		return '';
+	}
+}
+
+/** The event key a callback address names, or ''. */
+export function eventKeyOfUrl(url: string | undefined): string {
+	if (!url) return '';
+	try {
+		return new URL(url).searchParams.get(EVENT_QUERY_PARAMETER) ?? '';
+	} catch {
+		return '';
+	}
+}
+
+export function isSecureUrl(url: string): boolean {
+	try {
+		return new URL(url).protocol === 'https:';
+	} catch {
+		return false;
+	}
+}

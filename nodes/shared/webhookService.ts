@@ -15,7 +15,7 @@ import type {
 import { NodeOperationError } from 'n8n-workflow';
 
 import { ClinicClient } from './transport';
-import type { Authentication } from './transport';
+import type { Authentication, ClientOptions } from './transport';
 
 // ---- subscriptions ----------------------------------------------------------------
 
@@ -162,16 +162,22 @@ export interface EventPage {
 	events: EventRecord[];
 }
 
+/** Pages one reader reads at most: no loop over the log runs without bound. */
+export const MAX_PAGES_PER_READER = 5000;
+
 /** A reader of the event log: one per execution or poll. */
 export class EventLog {
+	private pagesRead = 0;
+	private lastPage?: { key: string; offset: number; ids: string };
+
 	constructor(
 		private readonly ctx: EventLogContext,
 		private readonly client: ClinicClient,
 	) {}
 
 	/** A reader with its own client, for a trigger. */
-	static open(ctx: EventLogContext, authentication: Authentication): EventLog {
-		return new EventLog(ctx, new ClinicClient(ctx, authentication));
+	static open(ctx: EventLogContext, authentication: Authentication, options?: ClientOptions): EventLog {
+		return new EventLog(ctx, new ClinicClient(ctx, authentication, options));
 	}
 
 	/** The credential's topic prefix (for complete topics). */
@@ -201,7 +207,31 @@ export class EventLog {
 			},
 			itemIndex,
 		);
-		return { offset, limit, events: this.recordsOf(body, itemIndex) };
+		const events = this.recordsOf(body, itemIndex);
+		this.checkProgress(JSON.stringify([filter.topic, filter.name, limit]), offset, events, itemIndex);
+		return { offset, limit, events };
+	}
+
+	/**
+	 * Stops a read that cannot end: a service that ignores `offset` answers the same page
+	 * wherever a reader asks, and a log read page by page has a bound.
+	 */
+	private checkProgress(key: string, offset: number, events: EventRecord[], itemIndex: number): void {
+		const ids = events.map((event) => event.id).join(',');
+		const last = this.lastPage;
+		this.lastPage = { key, offset, ids };
+		if (events.length > 0 && last && last.key === key && last.offset !== offset && last.ids === ids) {
+			throw new NodeOperationError(this.ctx.getNode(), 'The event service answered the same page twice: it ignored the offset', {
+				itemIndex,
+				description: 'Stopped instead of reading the same events again. Turn off Return All and use Limit, or set Page Size large enough for all events.',
+			});
+		}
+		if (++this.pagesRead > MAX_PAGES_PER_READER) {
+			throw new NodeOperationError(this.ctx.getNode(), `The event log did not end after ${MAX_PAGES_PER_READER} pages`, {
+				itemIndex,
+				description: 'Stopped reading. Narrow the filters (topic, event name) or use Limit.',
+			});
+		}
 	}
 
 	private recordsOf(body: unknown, itemIndex: number): EventRecord[] {

@@ -164,7 +164,7 @@ describe('Event > Get Many', () => {
 			);
 
 			expect(result.error?.message).toBe('The event service answered the same page twice: it ignored the offset');
-			expect(errorText(result)).toContain('Stopped after 2 events');
+			expect(errorText(result)).toContain('Stopped instead of reading the same events again');
 			expect(calls).toBe(2);
 		});
 	});

@@ -58,7 +58,7 @@ function probeNode(options: ProbeOptions): INodeType {
 		description,
 		async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 			const items = this.getInputData();
-			const client = new ClinicClient(this, options.authentication, options.publicBaseUrl ?? '');
+			const client = new ClinicClient(this, options.authentication, { publicBaseUrl: options.publicBaseUrl ?? '' });
 			const runItem = async (itemIndex: number): Promise<INodeExecutionData[]> => {
 				const out: INodeExecutionData[] = [];
 				const requests = typeof options.requests === 'function' ? options.requests(itemIndex) : options.requests;

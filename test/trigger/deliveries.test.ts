@@ -72,11 +72,4 @@ describe('recent deliveries (bounded LRU)', () => {
 		expect(recent.seen('k49999', hour, 50_000)).toBe(true);
 		expect(recent.seen('k0', hour, 50_000)).toBe(false);
 	});
-
-	it('forget lets the same key through again', () => {
-		const recent = new RecentDeliveries(3);
-		recent.seen('a', hour, 0);
-		recent.forget('a');
-		expect(recent.seen('a', hour, 1)).toBe(false);
-	});
 });

@@ -51,6 +51,14 @@ export const PUBLIC_OPERATIONS: Record<string, string[]> = {
 	patientPortal: ['sendCode', 'verifyCode'],
 };
 
+/** "Invoice → Sign (Stamp CFDI)": the names users see, for messages. */
+export function operationTitle(resource: string, operation: string): string {
+	const option = resourceOptions.find((candidate) => candidate.value === resource);
+	const module = (resources as Record<string, { description: INodeProperties[] }>)[resource];
+	const operations = module?.description.find((property) => property.name === 'operation')?.options as INodePropertyOptions[] | undefined;
+	return `${option?.name ?? resource} → ${operations?.find((candidate) => candidate.value === operation)?.name ?? operation}`;
+}
+
 /**
  * The canvas subtitle, "Invoice: Get by Encounter", as an expression: subtitles cannot call
  * node code, so the names are written into it.

@@ -1,7 +1,7 @@
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
-import type { ICredentialDataDecryptedObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { ClinicClient, PORTAL_CREDENTIAL_TYPE } from '../../../shared/transport';
+import type { ClinicClient } from '../../../shared/transport';
 import { describeBaseUrlProblem } from '../../../shared/urls';
 import { limitRecords, returnAllOrLimit, toItems } from '../common';
 import { recordsOf } from '../shared';
@@ -64,12 +64,8 @@ export const description = updateDisplayOptions(
 	properties,
 );
 
-/**
- * A client whose portal credential is the token of an earlier step: the credential type's
- * own `authenticate` still decides where the token goes, and the transport's error
- * handling (which never repeats a request) still applies.
- */
-function clientWithToken(ctx: IExecuteFunctions, itemIndex: number): ClinicClient {
+/** The token and address of an earlier Verify Code step, checked before anything is sent. */
+function portalFromStep(ctx: IExecuteFunctions, itemIndex: number): { token: string; baseUrl: string } {
 	const token = String(ctx.getNodeParameter('portalToken', itemIndex, '') ?? '').trim();
 	if (!token) {
 		throw new NodeOperationError(ctx.getNode(), `Portal Token is empty in item ${itemIndex + 1}`, {
@@ -81,15 +77,7 @@ function clientWithToken(ctx: IExecuteFunctions, itemIndex: number): ClinicClien
 	const baseUrl = String(ctx.getNodeParameter('portalBaseUrl', itemIndex, '') ?? '').trim();
 	const problem = describeBaseUrlProblem(baseUrl, 'API Base URL');
 	if (problem) throw new NodeOperationError(ctx.getNode(), `${problem} (item ${itemIndex + 1})`, { itemIndex });
-
-	const portalCredential: ICredentialDataDecryptedObject = { baseUrl, portalToken: token };
-	const withToken = Object.create(ctx, {
-		getCredentials: {
-			value: async (type: string) =>
-				type === PORTAL_CREDENTIAL_TYPE ? { ...portalCredential } : await ctx.getCredentials(type, itemIndex),
-		},
-	}) as IExecuteFunctions;
-	return new ClinicClient(withToken, 'none');
+	return { token, baseUrl };
 }
 
 export async function execute(
@@ -98,9 +86,9 @@ export async function execute(
 	client: ClinicClient,
 ): Promise<INodeExecutionData[]> {
 	const fromStep = this.getNodeParameter('tokenSource', itemIndex, 'credential') === 'parameter';
-	const portalClient = fromStep ? clientWithToken(this, itemIndex) : client;
-	const body = await portalClient.request(
-		{ method: 'GET', path: '/patient_portal/people', auth: 'portal', subject: 'The portal\'s people' },
+	const portal = fromStep ? portalFromStep(this, itemIndex) : undefined;
+	const body = await client.request(
+		{ method: 'GET', path: '/patient_portal/people', auth: 'portal', portal, subject: 'The portal\'s people' },
 		itemIndex,
 	);
 	return toItems(limitRecords(this, recordsOf(this, body, 'people', itemIndex), itemIndex));
