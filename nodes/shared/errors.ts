@@ -123,4 +123,59 @@ export function signInError(node: INode, reason: string, host: string, itemIndex
 	return new NodeApiError(node, { message: reason, description } as JsonObject, { message: reason, description, itemIndex });
 }
 
-export { networkFailureWords } from '../../credentials/ClinicNetwork';
+import { networkFailureWords } from '../../credentials/ClinicNetwork';
+
+export { networkFailureWords };
+
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ECONNABORTED', 'ESOCKETTIMEDOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+export function isTimeout(code: string | undefined): boolean {
+	return code !== undefined && TIMEOUT_CODES.has(code);
+}
+
+/**
+ * The network code of a request that got no answer, wherever n8n put it: 2.x hands the
+ * client's error on, 1.x wraps it (`cause`, and the legacy helper's `error`). A code the
+ * words know is preferred to a generic one such as ERR_BAD_RESPONSE.
+ */
+export function networkCode(error: unknown): string | undefined {
+	const codes: string[] = [];
+	const seen = new Set<unknown>();
+	const visit = (value: unknown, depth: number) => {
+		if (!value || typeof value !== 'object' || seen.has(value) || depth > 6) return;
+		seen.add(value);
+		const record = value as Record<string, unknown>;
+		if (typeof record.code === 'string') codes.push(record.code);
+		for (const key of ['cause', 'error', 'errorResponse', 'reason']) visit(record[key], depth + 1);
+	};
+	visit(error, 0);
+	return codes.find((code) => isTimeout(code) || networkFailureWords(code) !== networkFailureWords(undefined)) ?? codes[0];
+}
+
+export interface NoAnswerContext {
+	code: string | undefined;
+	host: string;
+	itemIndex: number;
+	timeoutMs: number;
+	/** What the user runs and what the request was about: "Invoice → Email", "Invoice 42". */
+	operation?: string;
+	subject?: string;
+	/** The request changes something: it may have been made although no answer came. */
+	write: boolean;
+}
+
+/** A request that got no answer: words for its code, never anything of the request itself. */
+export function noAnswerError(node: INode, context: NoAnswerContext): NodeApiError {
+	const { code, host, itemIndex, operation, subject, write } = context;
+	const what = [operation, subject].filter(Boolean).join(': ');
+	const timedOut = isTimeout(code);
+	const message = timedOut
+		? `The clinic service did not answer within ${context.timeoutMs / 1000} s`
+		: `Could not reach the clinic service: ${networkFailureWords(code)}`;
+	const fix = timedOut
+		? 'The service may be overloaded: try again later, or raise Options → Timeout if it is always this slow.'
+		: "Check the credential's base URLs and that the service is reachable from n8n.";
+	const unknownOutcome = write ? ' The change may have been made although no answer came: check before running it again.' : '';
+	return transportError(node, message, host, itemIndex, `${what ? `${what}. ` : ''}Host: ${host}. ${fix}${unknownOutcome}`);
+}
+

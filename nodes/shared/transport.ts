@@ -9,13 +9,8 @@ import type {
 	ICredentialDataDecryptedObject,
 	ICredentialsDecrypted,
 	IDataObject,
-	IExecuteFunctions,
-	IHookFunctions,
 	IHttpRequestMethods,
 	IHttpRequestOptions,
-	ILoadOptionsFunctions,
-	IPollFunctions,
-	IWebhookFunctions,
 	JsonObject,
 } from 'n8n-workflow';
 
@@ -25,7 +20,6 @@ import {
 	claimSignIn,
 	forgetSignInFailure,
 	passwordSessionFingerprint,
-	readStoreBeforePassword,
 	refreshSessionFingerprint,
 	refreshTokenOf,
 	sessionNeedsNewToken,
@@ -34,20 +28,12 @@ import {
 } from '../../credentials/ClinicAuth';
 import { TOKEN_PLACEMENT_HEADER } from '../../credentials/ClinicTokenPlacement';
 import type { TokenPlacement } from '../../credentials/ClinicTokenPlacement';
-import { apiError, networkFailureWords, signInError, transportError } from './errors';
-import {
-	WEBHOOK_SERVICE_URL_FIELD,
-	describeBaseUrlProblem,
-	missingWebhookServiceUrlMessage,
-	normaliseApiBaseUrl,
-	normaliseWebhookBaseUrl,
-} from './urls';
+import { CredentialSettings, PORTAL_CREDENTIAL_TYPE } from './credentialSettings';
+import type { Authentication, Context, IntegrationCredentialType, IntegrationSettings } from './credentialSettings';
+import { apiError, isTimeout, networkCode, noAnswerError, signInError } from './errors';
 
-export type IntegrationCredentialType = 'clinicApi' | 'clinicRefreshTokenApi';
-export type Authentication = IntegrationCredentialType | 'none';
-export const PORTAL_CREDENTIAL_TYPE = 'clinicPatientPortalApi';
-
-type Context = IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions | IPollFunctions;
+export { PORTAL_CREDENTIAL_TYPE };
+export type { Authentication, IntegrationCredentialType, IntegrationSettings };
 
 export interface ClinicRequest {
 	/** Main API (base ends in /api/v1) or the separate webhook service. */
@@ -77,11 +63,6 @@ export interface ClinicResponse<T = unknown> {
 	body: T;
 }
 
-export interface IntegrationSettings {
-	apiBaseUrl: string;
-	webhookBaseUrl: string;
-	topicPrefix: string;
-}
 
 /** How an attempt ended, for the gate: an HTTP status, or none (network failure, timeout). */
 export interface AttemptOutcome {
@@ -151,7 +132,7 @@ function retryAfterMs(headers: ClinicResponse['headers']): number {
  * handed to n8n with every request, so a new token obtained for one item serves the others.
  */
 export class ClinicClient {
-	private readonly decrypted = new Map<string, Promise<{ data: ICredentialDataDecryptedObject; decrypted: ICredentialsDecrypted }>>();
+	private readonly settings: CredentialSettings;
 	private readonly gate: RequestGate;
 	private readonly timeoutMs: number;
 	private readonly maxRetryWaitMs: number;
@@ -160,80 +141,27 @@ export class ClinicClient {
 
 	constructor(
 		private readonly ctx: Context,
-		private readonly authentication: Authentication,
+		authentication: Authentication,
 		private readonly options: ClientOptions = {},
 	) {
+		this.settings = new CredentialSettings(ctx, authentication, options.publicBaseUrl ?? '');
 		this.gate = options.gate ?? new DirectGate();
 		this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 		this.maxRetryWaitMs = options.maxRetryWaitMs ?? MAX_RETRY_WAIT_MS;
 	}
 
 	get integrationType(): IntegrationCredentialType | undefined {
-		return this.authentication === 'none' ? undefined : this.authentication;
-	}
-
-	/** The credential as decrypted once; `data` is the object n8n updates when it signs in. */
-	private async credentials(type: string) {
-		let pending = this.decrypted.get(type);
-		if (!pending) {
-			pending = (async () => {
-				const data = { ...(await this.ctx.getCredentials(type)) };
-				readStoreBeforePassword(data);
-				const reference = this.ctx.getNode().credentials?.[type];
-				return { data, decrypted: { id: reference?.id ?? '', name: reference?.name ?? type, type, data } };
-			})();
-			this.decrypted.set(type, pending);
-			pending.catch(() => this.decrypted.delete(type));
-		}
-		return await pending;
-	}
-
-	private requireIntegration(itemIndex: number): IntegrationCredentialType {
-		if (this.integrationType) return this.integrationType;
-		throw transportError(
-			this.ctx.getNode(),
-			'This operation needs a Clinic credential: set "Authentication" to Password or Refresh Token and pick a credential',
-			'(none)',
-			itemIndex,
-		);
+		return this.settings.integrationType;
 	}
 
 	/** Base URLs and topic prefix of the integration credential. */
 	async integrationSettings(itemIndex = 0): Promise<IntegrationSettings> {
-		const { data } = await this.credentials(this.requireIntegration(itemIndex));
-		return {
-			apiBaseUrl: normaliseApiBaseUrl(String(data.baseUrl ?? '')),
-			webhookBaseUrl: normaliseWebhookBaseUrl(String(data.webhookBaseUrl ?? '')),
-			topicPrefix: String(data.topicPrefix ?? '').trim(),
-		};
+		return await this.settings.integrationSettings(itemIndex);
 	}
 
 	/** The webhook service address as the credential holds it; fails naming the field when empty. */
 	async webhookServiceUrl(itemIndex = 0): Promise<string> {
-		const { data } = await this.credentials(this.requireIntegration(itemIndex));
-		const url = String(data.webhookBaseUrl ?? '');
-		if (url.trim()) return url;
-		const { message, description } = missingWebhookServiceUrlMessage();
-		throw transportError(this.ctx.getNode(), message, '(none)', itemIndex, description);
-	}
-
-	private async baseUrl(request: ClinicRequest, itemIndex: number): Promise<string> {
-		// A base URL typed without https:// (or not a URL at all) is named as such.
-		const checked = (url: string, field: string, normalise: (value: string) => string): string => {
-			const problem = describeBaseUrlProblem(url, field);
-			if (problem) throw transportError(this.ctx.getNode(), problem, '(none)', itemIndex);
-			return normalise(url);
-		};
-		if (request.auth === 'portal') {
-			const url = request.portal?.baseUrl ?? (await this.credentials(PORTAL_CREDENTIAL_TYPE)).data.baseUrl;
-			return checked(String(url ?? ''), 'API Base URL', normaliseApiBaseUrl);
-		}
-		if (!this.integrationType) return checked(this.options.publicBaseUrl ?? '', 'API Base URL', normaliseApiBaseUrl);
-		if (request.host === 'webhooks') {
-			return checked(await this.webhookServiceUrl(itemIndex), WEBHOOK_SERVICE_URL_FIELD, normaliseWebhookBaseUrl);
-		}
-		const { data } = await this.credentials(this.requireIntegration(itemIndex));
-		return checked(String(data.baseUrl ?? ''), 'API Base URL', normaliseApiBaseUrl);
+		return await this.settings.webhookServiceUrl(itemIndex);
 	}
 
 	/** Sends a request and returns the parsed body. */
@@ -243,7 +171,7 @@ export class ClinicClient {
 
 	/** Sends a request and returns status, headers and body (bytes when `binary`). */
 	async requestFull<T = unknown>(request: ClinicRequest, itemIndex = 0): Promise<ClinicResponse<T>> {
-		const base = await this.baseUrl(request, itemIndex);
+		const base = await this.settings.baseUrlFor(request, itemIndex);
 		const host = new URL(base).host;
 		const node = this.ctx.getNode();
 		let signedInAgain = false;
@@ -257,7 +185,10 @@ export class ClinicClient {
 			} catch (error) {
 				const code = networkCode(error);
 				release({ timedOut: isTimeout(code) });
-				throw signInErrors.has(error as object) ? error : this.unreachable(code, host, itemIndex, request);
+				const { operation } = this.options;
+				throw signInErrors.has(error as object)
+					? (error as NodeApiError)
+					: noAnswerError(node, { code, host, itemIndex, timeoutMs: this.timeoutMs, operation, subject: request.subject, write: request.method !== 'GET' });
 			}
 			const { response, sentToken } = answer;
 			const status = response.statusCode;
@@ -288,28 +219,6 @@ export class ClinicClient {
 		}
 	}
 
-	/** A request that got no answer: words for its code, never anything of the request itself. */
-	private unreachable(code: string | undefined, host: string, itemIndex: number, request: ClinicRequest) {
-		const what = [this.options.operation, request.subject].filter(Boolean).join(': ');
-		if (isTimeout(code)) {
-			const seconds = this.timeoutMs / 1000;
-			return transportError(
-				this.ctx.getNode(),
-				`The clinic service did not answer within ${seconds} s`,
-				host,
-				itemIndex,
-				`${what ? `${what}. ` : ''}Host: ${host}. The service may be overloaded; try again later, or raise Options → Timeout if it is always this slow.${request.method === 'GET' ? '' : ' The change may or may not have been made: check before running it again.'}`,
-			);
-		}
-		return transportError(
-			this.ctx.getNode(),
-			`Could not reach the clinic service: ${networkFailureWords(code)}`,
-			host,
-			itemIndex,
-			`${what ? `${what}. ` : ''}Host: ${host}. Check the credential's base URLs and that the service is reachable from n8n.${request.method === 'GET' ? '' : ' If the connection was closed after sending, the change may have been made: check before running it again.'}`,
-		);
-	}
-
 	/** Sends once through n8n; also says which access token the request carried (for the 401 retry). */
 	private async send(request: ClinicRequest, url: string, itemIndex: number): Promise<{ response: ClinicResponse; sentToken: string }> {
 		const headers: IDataObject = { Accept: request.binary ? '*/*' : 'application/json' };
@@ -330,8 +239,8 @@ export class ClinicClient {
 			if (request.portal) headers.Authorization = `Bearer ${request.portal.token}`;
 			return { response: (await this.ctx.helpers.httpRequest(options)) as ClinicResponse, sentToken: '' };
 		}
-		const type = request.auth === 'portal' ? PORTAL_CREDENTIAL_TYPE : this.requireIntegration(itemIndex);
-		const { data, decrypted } = await this.credentials(type);
+		const type = request.auth === 'portal' ? PORTAL_CREDENTIAL_TYPE : this.settings.requireIntegration(itemIndex);
+		const { data, decrypted } = await this.settings.read(type);
 		if (request.auth === 'portal') return { response: await this.sendSigned(type, options, decrypted, false), sentToken: '' };
 		headers[TOKEN_PLACEMENT_HEADER] = request.tokenPlacement ?? (request.host === 'webhooks' && request.method !== 'GET' ? 'body' : 'header');
 		return await this.sendWithSession(type as IntegrationCredentialType, options, data, decrypted, request.bodyOnGet === true, itemIndex, url);
@@ -429,7 +338,7 @@ export class ClinicClient {
 	private async setTokenAside(refusedToken: string): Promise<void> {
 		const type = this.integrationType;
 		if (!type) return;
-		const { data } = await this.credentials(type);
+		const { data } = await this.settings.read(type);
 		if (data.accessToken !== refusedToken) return;
 		this.adopting ??= this.adoptStoredSession(type, data, refusedToken).then(() => (this.adopting = undefined));
 		await this.adopting;
@@ -461,34 +370,9 @@ export class ClinicClient {
 	 * aside so that the next request signs in.
 	 */
 	async webhookSigningKey(options: { ensure?: boolean } = {}): Promise<string> {
-		const { data } = await this.credentials(this.requireIntegration(0));
+		const { data } = await this.settings.read(this.settings.requireIntegration(0));
 		const key = String(data[WEBHOOK_SIGNING_KEY] ?? '');
 		if (!key && options.ensure && data.accessToken) this.putAside(data);
 		return key;
 	}
-}
-
-const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ECONNABORTED', 'ESOCKETTIMEDOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
-
-function isTimeout(code: string | undefined): boolean {
-	return code !== undefined && TIMEOUT_CODES.has(code);
-}
-
-/**
- * The network code of a request that got no answer, wherever n8n put it: 2.x hands the
- * client's error on, 1.x wraps it (`cause`, and the legacy helper's `error`). A code the
- * words know is preferred to a generic one such as ERR_BAD_RESPONSE.
- */
-export function networkCode(error: unknown): string | undefined {
-	const codes: string[] = [];
-	const seen = new Set<unknown>();
-	const visit = (value: unknown, depth: number) => {
-		if (!value || typeof value !== 'object' || seen.has(value) || depth > 6) return;
-		seen.add(value);
-		const record = value as Record<string, unknown>;
-		if (typeof record.code === 'string') codes.push(record.code);
-		for (const key of ['cause', 'error', 'errorResponse', 'reason']) visit(record[key], depth + 1);
-	};
-	visit(error, 0);
-	return codes.find((code) => isTimeout(code) || networkFailureWords(code) !== networkFailureWords(undefined)) ?? codes[0];
 }
