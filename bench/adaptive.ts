@@ -14,6 +14,8 @@ import { fmt, mib, perSecond, ratio, runsList, table } from './lib/stats';
 import { MEASURED, httpRequestNode, itemsThen } from './lib/workflows';
 
 const LATENCIES_MS = [0, 20, 100];
+/** A small batch on a slow service: the start of a run, where the slow start costs most. */
+const SMALL_BATCH = { items: 300, latencyMs: 100 };
 const RATE_LIMIT = { requestsPerSecond: 50 };
 
 const httpId = (item: RunItem): unknown => (item.json.consultation as { id?: unknown } | undefined)?.id;
@@ -49,6 +51,15 @@ export async function measureAdaptive(bench: Bench): Promise<SectionResult> {
 			clinic.set(`${latency}/${round}`, workflow.id!);
 		}
 	}
+	const smallClinic: string[] = [];
+	for (let round = 0; round < rounds; round++) {
+		const { credential, workflow } = consultationGetWorkflow(sim, `bench 8: small batch, round ${round}`, SMALL_BATCH.items, undefined);
+		credentials.push(credential);
+		workflows.push(workflow);
+		smallClinic.push(workflow.id!);
+	}
+	const smallHttp = itemsThen('bench 8: HTTP Request default, small batch', SMALL_BATCH.items, httpRequestNode(url, bearer));
+	workflows.push(smallHttp);
 	const limitedClinic = consultationGetWorkflow(sim, 'bench 8: defaults, rate limited', count, undefined);
 	credentials.push(limitedClinic.credential);
 	workflows.push(limitedClinic.workflow);
@@ -85,6 +96,22 @@ export async function measureAdaptive(bench: Bench): Promise<SectionResult> {
 				samples.set(`${kind}/${latency}`, [...(samples.get(`${kind}/${latency}`) ?? []), sample]);
 				if (kind === 'clinic') peaks.set(latency, [...(peaks.get(latency) ?? []), peak]);
 			}
+		}
+	}
+	// The small batch: each run a fresh `n8n execute` (as every run here), 300 items.
+	sim.setLatency(SMALL_BATCH.latencyMs);
+	const small = new Map<string, Sample[]>();
+	for (let round = 0; round < rounds; round++) {
+		for (const kind of ['clinic', 'http'] as const) {
+			sim.clearLog();
+			const workflowId = kind === 'clinic' ? smallClinic[round] : smallHttp.id!;
+			const { value: run, tokens } = await countTokens(sim, () => timedExecute(bench.ctx, workflowId, MEASURED));
+			if (!pairingKept(outputItems(run.node), SMALL_BATCH.items, kind === 'clinic' ? clinicId : httpId)) {
+				pairingFailures.push(`${kind} small batch ${roundLabel(round, options.runs)}`);
+			}
+			const sample: Sample = { ms: run.nodeMs, itemsPerSecond: perSecond(SMALL_BATCH.items, run.nodeMs), tokens, peakRss: run.peakRss, peak: sim.inFlight().peak };
+			bench.log(`[8] small batch ${kind} ${roundLabel(round, options.runs)}: ${fmt(sample.ms)} ms, ${fmt(sample.itemsPerSecond)} items/s`);
+			if (round > 0) small.set(kind, [...(small.get(kind) ?? []), sample]);
 		}
 	}
 	sim.setLatency(0);
@@ -149,6 +176,19 @@ export async function measureAdaptive(bench: Bench): Promise<SectionResult> {
 			];
 		}),
 	);
+	const smallIps = (kind: string) => medianOf(small.get(kind) ?? [], 'itemsPerSecond');
+	const smallRows = (['clinic', 'http'] as const).map((kind) => {
+		const list = small.get(kind) ?? [];
+		return [
+			kind === 'clinic' ? 'Clinic node, defaults' : 'HTTP Request 4.2, defaults',
+			fmt(smallIps(kind)),
+			fmt(medianOf(list, 'ms')),
+			ratio(smallIps(kind), smallIps('http')),
+			runsList(list.map((s) => s.peak ?? Number.NaN)),
+			kind === 'clinic' ? runsList(list.map((s) => s.tokens ?? Number.NaN)) : '0 (fixed header)',
+			runsList(list.map((s) => s.itemsPerSecond)),
+		];
+	});
 	const clinicTokens = LATENCIES_MS.flatMap((latency) => (samples.get(`clinic/${latency}`) ?? []).map((s) => s.tokens));
 	const [limitedOwn, limitedHttp, limitedHttpContinue] = limited;
 	const goals: Goal[] = [
@@ -160,6 +200,11 @@ export async function measureAdaptive(bench: Bench): Promise<SectionResult> {
 				detail: `${fmt(ips('clinic', latency))} vs ${fmt(ips('http', latency))} items/s = ${fmt(r, 2)}x`,
 			};
 		}),
+		{
+			text: `(8) small batch (${SMALL_BATCH.items} items, fresh \`n8n execute\`, ${SMALL_BATCH.latencyMs} ms): Clinic node >= HTTP Request node`,
+			met: Number.isFinite(smallIps('clinic') / smallIps('http')) ? smallIps('clinic') >= smallIps('http') : undefined,
+			detail: `${fmt(smallIps('clinic'))} vs ${fmt(smallIps('http'))} items/s = ${fmt(smallIps('clinic') / smallIps('http'), 2)}x`,
+		},
 		{
 			text: '(8) defaults: order and pairing kept, one token per run',
 			met: pairingFailures.length === 0 && clinicTokens.length > 0 && clinicTokens.every((t) => t === 1),
@@ -186,6 +231,10 @@ export async function measureAdaptive(bench: Bench): Promise<SectionResult> {
 			['Variant', 'Latency', 'items/s', 'node ms', 'vs HTTP default', 'in flight at most, per run', 'token requests per run', 'peak RSS MiB', 'items/s per run'],
 			rows,
 		),
+		'',
+		`Small batch: ${SMALL_BATCH.items} items at ${SMALL_BATCH.latencyMs} ms latency, each run a fresh \`n8n execute\` with a fresh Clinic credential (its sign-in included), medians of ${options.runs} runs after a warm-up run.`,
+		'',
+		table(['Variant', 'items/s', 'node ms', 'vs HTTP default', 'in flight at most, per run', 'token requests per run', 'items/s per run'], smallRows),
 		'',
 		`Rate limit: the simulator accepts ${RATE_LIMIT.requestsPerSecond} requests per second (sliding second; refused requests do not count) ` +
 			'and answers 429 with `Retry-After` (whole seconds until a request fits) past it; 0 ms latency, one run each. ' +
