@@ -13,7 +13,7 @@ import {
 	ClinicSignInError,
 	TWO_FACTOR_MESSAGE,
 	exchange,
-	leavesPasswordToTransport,
+	isTransportData,
 	rememberRefused,
 	passwordSessionFingerprint,
 	sessionFromAnswer,
@@ -85,7 +85,7 @@ export class ClinicApi implements ICredentialType {
 				// Refused: another process may have rotated it (the transport looks in n8n's store,
 				// then asks again without it); otherwise the password, once.
 				rememberRefused(refreshToken);
-				if (leavesPasswordToTransport(credentials)) {
+				if (isTransportData(credentials)) {
 					throw new ClinicSignInError('The clinic service refused the stored refresh token.', refreshToken);
 				}
 			}

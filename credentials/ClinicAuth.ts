@@ -13,31 +13,22 @@ import { ClinicSignInError } from './ClinicTokenEndpoint';
 export { ClinicSignInError, TWO_FACTOR_MESSAGE, exchange, sessionFromAnswer } from './ClinicTokenEndpoint';
 export type { ExchangeOutcome, StoredSession } from './ClinicTokenEndpoint';
 
-function sha256(text: string): string {
-	return createHash('sha256').update(text).digest('hex');
+/** A hash of what the session was opened with; a change means the stored tokens are stale. */
+function hashOf(parts: unknown[]): string {
+	return createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 32);
 }
 
-/** A hash of what the session was opened with; a change means the stored tokens are stale. */
 export function passwordSessionFingerprint(credentials: ICredentialDataDecryptedObject): string {
-	return sha256(
-		['password', normaliseApiBaseUrl(String(credentials.baseUrl ?? '')), credentials.username, credentials.password].join('\n'),
-	).slice(0, 32);
+	return hashOf(['password', normaliseApiBaseUrl(String(credentials.baseUrl ?? '')), credentials.username, credentials.password]);
 }
 
 export function refreshSessionFingerprint(credentials: ICredentialDataDecryptedObject): string {
-	return sha256(
-		['refresh', normaliseApiBaseUrl(String(credentials.baseUrl ?? '')), credentials.refreshToken].join('\n'),
-	).slice(0, 32);
+	return hashOf(['refresh', normaliseApiBaseUrl(String(credentials.baseUrl ?? '')), credentials.refreshToken]);
 }
 
 /** True when the stored access token is missing, past its expiry or from another session. */
-export function sessionNeedsNewToken(
-	credentials: ICredentialDataDecryptedObject,
-	fingerprint: string,
-	nowMs = Date.now(),
-): boolean {
-	if (!credentials.accessToken) return true;
-	if (credentials.sessionFingerprint !== fingerprint) return true;
+export function sessionNeedsNewToken(credentials: ICredentialDataDecryptedObject, fingerprint: string, nowMs = Date.now()): boolean {
+	if (!credentials.accessToken || credentials.sessionFingerprint !== fingerprint) return true;
 	const renewAt = Date.parse(String(credentials.expiresAt ?? ''));
 	return Number.isFinite(renewAt) && renewAt <= nowMs;
 }
@@ -116,10 +107,8 @@ function settleClaim(credentials: object, claim = claims.get(credentials)): void
 }
 
 /**
- * Sign-in failures by the credential data object n8n handed to preAuthentication. n8n
- * passes the very object the transport gave it (`credentialsDecrypted.data`) on 1.x and
- * 2.x alike, while the error itself reaches the transport wrapped differently by each
- * version; so the transport asks here instead of reading messages.
+ * Sign-in failures by the credential data object n8n handed to preAuthentication: the very
+ * object the transport gave it, on 1.x and 2.x alike (the error itself arrives wrapped).
  */
 export interface SignInFailure {
 	message: string;
@@ -139,21 +128,17 @@ export function signInFailureOf(credentials: object): SignInFailure | undefined 
  * refresh token, the transport first looks in n8n's store for the pair another process
  * (queue mode) rotated to, so the password credential leaves the password sign-in to it.
  */
-const readsStoreFirst = new WeakSet<object>();
+const transportData = new WeakSet<object>();
 
-export function readStoreBeforePassword(credentials: object): void {
-	readsStoreFirst.add(credentials);
+export function markTransportData(credentials: object): void {
+	transportData.add(credentials);
 }
 
-export function leavesPasswordToTransport(credentials: object): boolean {
-	return readsStoreFirst.has(credentials);
+export function isTransportData(credentials: object): boolean {
+	return transportData.has(credentials);
 }
 
-/**
- * Refresh tokens the service refused to this process. The service never takes one back,
- * so none is sent twice: later executions go straight to n8n's store (another process
- * rotated the chain) instead of costing one refused request each.
- */
+/** Refresh tokens the service refused: none is sent twice (later executions read n8n's store instead). */
 const refusedRefreshTokens = new Set<string>();
 const MAX_REMEMBERED_REFUSALS = 1000;
 
@@ -181,14 +166,10 @@ export function refreshTokenOf(credentials: ICredentialDataDecryptedObject): str
  * data at once (requests waiting on the claim send with it while n8n stores it), and
  * records a failure against that data.
  */
-export async function signIn(
-	credentials: ICredentialDataDecryptedObject,
-	fingerprint: string,
-	run: () => Promise<IDataObject>,
-): Promise<IDataObject> {
+export async function signIn(credentials: ICredentialDataDecryptedObject, fingerprint: string, run: () => Promise<IDataObject>): Promise<IDataObject> {
 	// n8n's legacy request helper asks for a new token after any failure, a network one
 	// included. A token the transport sent as valid is kept; n8n then reports the failure.
-	if (leavesPasswordToTransport(credentials) && credentials.accessToken && !sessionNeedsNewToken(credentials, fingerprint)) {
+	if (isTransportData(credentials) && credentials.accessToken && !sessionNeedsNewToken(credentials, fingerprint)) {
 		return {};
 	}
 	// The signing key joins the shared result, so concurrent callers all keep the same one.
@@ -200,10 +181,7 @@ export async function signIn(
 		return session;
 	} catch (error) {
 		// The claim stays: the claiming request may still recover (a newer session in n8n's store).
-		const failure =
-			error instanceof ClinicSignInError
-				? error
-				: new ClinicSignInError('Signing in to the clinic service failed. Check the credential and try again.');
+		const failure = error instanceof ClinicSignInError ? error : new ClinicSignInError('Signing in to the clinic service failed. Check the credential and try again.');
 		signInFailures.set(credentials, { message: failure.message, refusedRefreshToken: failure.refusedRefreshToken });
 		throw failure;
 	}

@@ -12,7 +12,7 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { readStoreBeforePassword } from '../../credentials/ClinicAuth';
+import { markTransportData } from '../../credentials/ClinicAuth';
 import { transportError } from './errors';
 import type { ClinicRequest } from './transport';
 import {
@@ -61,7 +61,7 @@ export class CredentialSettings {
 		if (!pending) {
 			pending = (async () => {
 				const data = { ...(await this.ctx.getCredentials(type)) };
-				readStoreBeforePassword(data);
+				markTransportData(data);
 				const reference = this.ctx.getNode().credentials?.[type];
 				return { data, decrypted: { id: reference?.id ?? '', name: reference?.name ?? type, type, data } };
 			})();

@@ -17,10 +17,7 @@ import type { AttemptOutcome } from './transport';
 /** A batch of this size goes out in one round trip; a service that takes fewer refuses only the first round's excess. */
 export const INITIAL_WINDOW = 32;
 
-/**
- * The upper bound of "Maximum Parallel Requests": under load n8n takes a while to send each
- * request and read each answer, and that counts as in flight (at 100 ms round trips 512 kept n8n waiting).
- */
+/** The upper bound of "Maximum Parallel Requests" (at 100 ms round trips 512 kept n8n waiting). */
 export const WINDOW_CEILING = 1024;
 
 /** After this long without requests, what was learned is forgotten: limits change. */
@@ -32,10 +29,9 @@ const SENDS_KEPT = 2000;
 /** Rounds of healthy answers before the window grows back to the size that overloaded the service. */
 const PROBE_PATIENCE = 8;
 
+/** The node's maximum in flight; not adaptive: a fixed number, held back only by Retry-After. */
 export interface LimitOptions {
-	/** Most requests in flight to the host (the node's maximum). */
 	maximum: number;
-	/** false: a fixed number chosen by the user; only Retry-After holds the request back. */
 	adaptive: boolean;
 }
 
@@ -66,9 +62,8 @@ export class HostLimiter {
 	private spacing = 0;
 	private spacingLearnedAt = 0;
 
-	get state(): { window: number; inFlight: number; peak: number; waiting: number; pausedForMs: number } {
-		const pausedForMs = Math.max(0, this.pausedUntil - Date.now());
-		return { window: this.window, inFlight: this.inFlight, peak: this.peak, waiting: this.queue.length, pausedForMs };
+	get state(): { window: number; inFlight: number; peak: number; waiting: number } {
+		return { window: this.window, inFlight: this.inFlight, peak: this.peak, waiting: this.queue.length };
 	}
 
 	/** Resolves when the request may be sent, with what to call once its answer (or failure) is in. */
@@ -78,8 +73,7 @@ export class HostLimiter {
 		}
 		const sequence = await new Promise<number>((grant) => {
 			// A request sent again after a 429 goes ahead of those not sent yet.
-			if (retry) this.queue.unshift({ ...options, grant });
-			else this.queue.push({ ...options, grant });
+			this.queue[retry ? 'unshift' : 'push']({ ...options, grant });
 			this.dispatch();
 		});
 		const sentAt = Date.now();

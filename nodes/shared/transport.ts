@@ -63,7 +63,6 @@ export interface ClinicResponse<T = unknown> {
 	body: T;
 }
 
-
 /** How an attempt ended, for the gate: an HTTP status, or none (network failure, timeout). */
 export interface AttemptOutcome {
 	status?: number;
@@ -114,7 +113,7 @@ const fingerprintOf: Record<IntegrationCredentialType, (c: ICredentialDataDecryp
 	clinicRefreshTokenApi: refreshSessionFingerprint,
 };
 
-/** How long after a refused refresh token another process may still be saving the newer one. */
+/** After a refused refresh token, another process may still be saving the newer one. */
 const STORE_SETTLE_MS = 1000;
 
 /** A Retry-After in ms (seconds or an HTTP date); 1 s when absent or unreadable. */
@@ -150,10 +149,6 @@ export class ClinicClient {
 		this.maxRetryWaitMs = options.maxRetryWaitMs ?? MAX_RETRY_WAIT_MS;
 	}
 
-	get integrationType(): IntegrationCredentialType | undefined {
-		return this.settings.integrationType;
-	}
-
 	/** Base URLs and topic prefix of the integration credential. */
 	async integrationSettings(itemIndex = 0): Promise<IntegrationSettings> {
 		return await this.settings.integrationSettings(itemIndex);
@@ -164,7 +159,6 @@ export class ClinicClient {
 		return await this.settings.webhookServiceUrl(itemIndex);
 	}
 
-	/** Sends a request and returns the parsed body. */
 	async request<T = IDataObject>(request: ClinicRequest, itemIndex = 0): Promise<T> {
 		return (await this.requestFull<T>(request, itemIndex)).body;
 	}
@@ -336,7 +330,7 @@ export class ClinicClient {
 	 * and takes a newer usable token from it; else the next request signs in.
 	 */
 	private async setTokenAside(refusedToken: string): Promise<void> {
-		const type = this.integrationType;
+		const type = this.settings.integrationType;
 		if (!type) return;
 		const { data } = await this.settings.read(type);
 		if (data.accessToken !== refusedToken) return;

@@ -33,9 +33,8 @@ function alreadySentNote(done: number[]): string {
 	);
 }
 
-function errorItem(error: Error, itemIndex: number): INodeExecutionData {
-	const { description, httpCode } = error as NodeApiError;
-	return { json: { error: error.message, ...(description ? { details: description } : {}), ...(httpCode ? { httpCode } : {}) }, pairedItem: { item: itemIndex } };
+function errorItem({ message, description, httpCode }: NodeApiError, itemIndex: number): INodeExecutionData {
+	return { json: { error: message, ...(description ? { details: description } : {}), ...(httpCode ? { httpCode } : {}) }, pairedItem: { item: itemIndex } };
 }
 
 /**
@@ -69,7 +68,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		} catch (error) {
 			if (error instanceof TurnCancelled) return;
 			if (this.continueOnFail()) {
-				results[itemIndex] = [errorItem(error as Error, itemIndex)];
+				results[itemIndex] = [errorItem(error as NodeApiError, itemIndex)];
 				return;
 			}
 			if (!failure || itemIndex < failure.itemIndex) failure = { itemIndex, error: error as Error };

@@ -1,11 +1,8 @@
 /**
  * When each item's requests go out: "Parallel Requests", the host's limiter, and reading
- * items ahead while earlier requests travel. The router sees `forEachItem` and `stopAfter`;
- * the client sees the RequestGate. Nothing else in the package knows about concurrency.
- *
- * Items take turns in input order and at most `turns` items hold one at a time, so with 1
- * every item's requests end before the next item's begin. Items start (read their
- * parameters) before their turn, so that work overlaps the requests on the wire.
+ * items ahead while earlier requests travel (the router sees `forEachItem` and `stopAfter`,
+ * the client the RequestGate). Items take turns in input order, at most `turns` at a time:
+ * with 1, every item's requests end before the next item's begin.
  */
 import { sleep } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
@@ -18,11 +15,7 @@ import { writeMode } from './writes';
 export const MAX_PARALLEL_REQUESTS = WINDOW_CEILING;
 
 /** An item that had not had its turn when an earlier item failed and the run stopped. */
-export class TurnCancelled extends Error {
-	constructor() {
-		super('An earlier item failed');
-	}
-}
+export class TurnCancelled extends Error {}
 
 /** Items started back to back before answers are handled again (back to back costs n8n less per item). */
 const START_BATCH = 16;
@@ -49,11 +42,7 @@ export class ItemScheduler implements RequestGate {
 	 * choice for every operation. A workflow saved with only a number keeps it.
 	 */
 	constructor(ctx: IExecuteFunctions, resource: string, operation: string) {
-		const options = ctx.getNodeParameter('options', 0, {}) as {
-			parallelism?: 'automatic' | 'fixed';
-			parallelRequests?: number;
-			maxParallelRequests?: number;
-		};
+		const options = ctx.getNodeParameter('options', 0, {}) as { parallelism?: string; parallelRequests?: number; maxParallelRequests?: number };
 		const fixed = (options.parallelism ?? (options.parallelRequests !== undefined ? 'fixed' : 'automatic')) === 'fixed';
 		if (fixed) {
 			this.turns = clampParallel(options.parallelRequests, 1);

@@ -1,12 +1,8 @@
 /**
  * The operations that change something at the service, and how "Parallel Requests:
- * Automatic" sends them. Every other operation only reads and runs in parallel.
- * The README's "Parallel Requests" table says the same for users.
- *
- * - `parallel`: each item changes a record of its own and the order between items does
- *   not matter.
- * - `oneAtATime`: items follow each other in input order, because the order matters, two
- *   items may change the same record, or the change cannot be undone.
+ * Automatic" sends them (the README's table says the same): `parallel` when each item
+ * changes a record of its own; `oneAtATime`, in input order, when the order matters, two
+ * items may change the same record, or the change cannot be undone. Others only read.
  */
 export type WriteMode = 'parallel' | 'oneAtATime';
 
