@@ -216,3 +216,46 @@ describe('a remembered end that no longer holds: the delivery still finds its ev
 		expect(eventIdOf((await deliver(late[0].value)).result)).toBe(late[0].id);
 	});
 });
+
+describe('a burst of deliveries', () => {
+	/** Delivers several values at once, as the service does in a burst. */
+	async function deliverAll(values: IDataObject[]): Promise<DeliveryResult[]> {
+		return await Promise.all(
+			values.map(async (value) => {
+				const rawBody = Buffer.from(JSON.stringify({ value }));
+				const result = await deliverWebhook({
+					parameters,
+					store: activated.store,
+					staticData: activated.staticData,
+					rawBody,
+					headers: { 'content-type': 'application/json', signature: signDelivery(secret, rawBody) },
+					query: { event: PATIENT_CREATED },
+				});
+				expect(result.error).toBeUndefined();
+				return result;
+			}),
+		);
+	}
+
+	it('shares its reads of the log: 30 deliveries at once take a few reads, and each finds its own event', async () => {
+		seed(500);
+		await deliver(logEvent().value); // the end of the log is known from here on
+		const events = Array.from({ length: 30 }, () => logEvent());
+		sim.clearLog();
+		const results = await deliverAll(events.map((event) => event.value));
+		expect(results.map(eventIdOf)).toEqual(events.map((event) => event.id));
+		expect(sim.log.filter((entry) => entry.path === '/events').length).toBeLessThanOrEqual(6);
+	});
+
+	it('stays as strict: in a burst, a redelivery runs nothing and two events with the same payload both run', async () => {
+		seed(200);
+		const once = logEvent();
+		expect(eventIdOf((await deliver(once.value)).result)).toBe(once.id);
+		const first = logEvent({ id: 77, first_name: 'Eva', last_name: 'Same' });
+		const twin = logEvent({ id: 77, first_name: 'Eva', last_name: 'Same' });
+		const results = await deliverAll([once.value, first.value, twin.value]);
+		expect(results[0].workflowData).toBeUndefined();
+		expect(results[0].response.body).toEqual({ received: true, duplicate: true });
+		expect(results.slice(1).map(eventIdOf).sort()).toEqual([first.id, twin.id].sort());
+	});
+});
