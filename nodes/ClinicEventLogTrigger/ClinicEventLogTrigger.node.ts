@@ -39,7 +39,8 @@ export class ClinicEventLogTrigger implements INodeType {
 		const node = this.getNode();
 		const authentication = this.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
 		const options = this.getNodeParameter('options', {}) as IDataObject;
-		const log = EventLog.open(this, authentication);
+		const timeoutSeconds = Number(options.timeout);
+		const log = EventLog.open(this, authentication, { timeoutMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 : undefined, operation: 'Clinic Event Log Trigger' });
 		const filters = await filtersOf(this, log);
 		const withLogs = options.includeDeliveryLogs === true;
 

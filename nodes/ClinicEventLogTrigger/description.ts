@@ -79,6 +79,15 @@ export const eventLogTriggerProperties: INodeProperties[] = [
 				description:
 					'The most events one execution starts with. After a long downtime the oldest come first and the rest follow at the next polls.',
 			},
+			{
+				displayName: 'Timeout (Seconds)',
+				name: 'timeout',
+				type: 'number',
+				typeOptions: { minValue: 1, maxValue: 3600 },
+				default: 60,
+				description:
+					"How long to wait for each answer of the event log. A poll that times out starts nothing and the next poll picks up the same events.",
+			},
 		],
 	},
 ];
