@@ -7,7 +7,7 @@ import type { SimState } from './core';
 import { assertCatalogEvent } from './deliveries';
 import { type Call, type Reply, type Route, HttpError, badRequest, dispatch, isPlainObject, ok } from './http';
 import { storeSnapshot } from './store';
-import type { DuplicateMode, EventOrder, EventParamsMode } from './types';
+import type { DuplicateMode, EventOrder, EventParamsMode, Fault } from './types';
 
 export const CONTROL_PREFIX = '/__sim';
 
@@ -146,6 +146,24 @@ const routes: Array<Route<ControlContext>> = [
 					.map((key) => [key, numberField(value, key, 0)]),
 			);
 			guarded(() => ctx.state.setRateLimit(limit));
+			return done();
+		},
+	},
+	{
+		method: 'POST',
+		pattern: /^\/faults$/,
+		handler: (ctx, call) => ok({ id: guarded(() => ctx.state.faults.add(object(call) as unknown as Fault)) }),
+	},
+	{
+		method: 'GET',
+		pattern: /^\/faults$/,
+		handler: (ctx) => ok({ faults: ctx.state.faults.list(), hits: ctx.state.faults.hits, held: ctx.state.faults.heldCount() }),
+	},
+	{
+		method: 'POST',
+		pattern: /^\/clear-faults$/,
+		handler: (ctx) => {
+			ctx.state.faults.clear();
 			return done();
 		},
 	},

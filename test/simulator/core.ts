@@ -3,6 +3,7 @@
  */
 import { Auth } from './auth';
 import { EventBus, assertCatalogEvent } from './deliveries';
+import { Faults } from './faults';
 import { ORGANIZATION_ID, createStore, patientEventValue, seedSignedInvoices, type Store } from './store';
 import type {
 	DuplicateMode,
@@ -40,6 +41,7 @@ export class SimState {
 	readonly bus: EventBus;
 	latencyMs: number;
 	rateLimit: RateLimit | null = null;
+	readonly faults = new Faults();
 	private rateCounter = 0;
 	/** When the accepted requests of the last second arrived (requestsPerSecond). */
 	private acceptedTimes: number[] = [];
@@ -220,6 +222,7 @@ export class SimState {
 		this.auth.lifetimeSeconds = this.options.tokenLifetimeSeconds;
 		this.auth.reuseRevokesChain = this.options.reuseRevokesChain;
 		this.setRateLimit(null);
+		this.faults.clear();
 		this.eventParams = 'body';
 		this.eventOrder = 'oldest-first';
 		this.afterEventsPage = null;

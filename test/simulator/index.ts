@@ -15,6 +15,7 @@ import { handleApi } from './api';
 import { DEMO_ACCOUNT, PORTAL_DEMO, TWO_FACTOR_ACCOUNT } from './auth';
 import { CONTROL_PREFIX, handleControl } from './control';
 import { SimState, resolveOptions } from './core';
+import { statusReply, withoutOffset } from './faults';
 import { type Call, HttpError, type Reply, bodyForLog, errorReply, isPlainObject, parseCall, readRaw, send } from './http';
 import type { HostName, Simulator, SimulatorOptions, TokenKind, TokenPlacement } from './types';
 import { handleWebhooks } from './webhooks';
@@ -26,6 +27,8 @@ export { sign as signDelivery } from './deliveries';
 
 const MAX_BODY_BYTES = 5 * 1024 * 1024;
 const MAX_INTERNAL_ERRORS = 100;
+/** The connection is destroyed without an answer (faults reset and stall). */
+const DROP = Symbol('drop the connection');
 
 /** Keys whose values are access or portal tokens wherever they appear. */
 const ACCESS_TOKEN_KEYS = ['service_access_token', 'access_token', 'token'];
@@ -96,7 +99,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		allowHttpCallbacks: resolved.allowHttpCallbacks,
 	});
 
-	async function answer(host: HostName, call: Call): Promise<Reply> {
+	async function answer(host: HostName, call: Call, onGone: (listener: () => void) => void): Promise<Reply | typeof DROP> {
 		if (host === 'api' && (call.path === CONTROL_PREFIX || call.path.startsWith(`${CONTROL_PREFIX}/`))) {
 			return await handleControl({ state, info }, call);
 		}
@@ -106,6 +109,30 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		const tokenKind: TokenKind = kinds.size === 0 ? 'none' : kinds.size === 1 ? [...kinds][0] : 'invalid';
 		const tokenPlacement = [...new Set(found.map(([placement]) => placement))];
 
+		const fault = state.faults.take(host, call);
+		const log = (status: number) =>
+			state.addLog({
+				host,
+				method: call.method,
+				path: call.path,
+				query: redact(call.query, redactKeys) as Record<string, string>,
+				body: redact(logBody, redactKeys),
+				tokenPlacement,
+				tokenKind,
+				status,
+				...(fault ? { fault: fault.kind } : {}),
+			});
+		if (fault?.kind === 'stall') {
+			log(0);
+			if ((await state.faults.hold(fault.ms, onGone)) === 'drop') return DROP;
+		} else if (fault?.kind === 'status') {
+			const reply = statusReply(fault);
+			log(reply.status);
+			return reply;
+		}
+		// The log keeps what was sent; the handler sees the request as the faulty service reads it.
+		const handled = fault?.kind === 'ignore-offset' ? withoutOffset(call) : call;
+
 		const refusedFor = state.requestStarted();
 		let reply: Reply;
 		try {
@@ -114,7 +141,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 				reply = { status: 429, json: { error: 'Too Many Requests' }, headers: { 'retry-after': String(refusedFor) } };
 			} else {
 				try {
-					reply = host === 'api' ? await handleApi(state, call) : await handleWebhooks(state, call);
+					reply = host === 'api' ? await handleApi(state, handled) : await handleWebhooks(state, handled);
 				} catch (error) {
 					if (!(error instanceof HttpError)) throw error;
 					reply = errorReply(error);
@@ -123,23 +150,16 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		} finally {
 			state.requestEnded(refusedFor === undefined);
 		}
-		state.addLog({
-			host,
-			method: call.method,
-			path: call.path,
-			query: redact(call.query, redactKeys) as Record<string, string>,
-			body: redact(logBody, redactKeys),
-			tokenPlacement,
-			tokenKind,
-			status: reply.status,
-		});
-		return reply;
+		if (fault?.kind !== 'stall') log(reply.status);
+		// A reset comes after the request took effect: the client never learns that it did.
+		return fault?.kind === 'reset' ? DROP : reply;
 	}
 
 	function handler(host: HostName) {
 		return (req: http.IncomingMessage, res: http.ServerResponse) => {
+			const onGone = (listener: () => void) => res.once('close', listener);
 			readRaw(req, MAX_BODY_BYTES)
-				.then((raw) => answer(host, parseCall(req, raw)))
+				.then((raw) => answer(host, parseCall(req, raw), onGone))
 				.catch((error: unknown) => {
 					if (error instanceof HttpError) return errorReply(error);
 					const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
@@ -148,7 +168,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 					return { status: 500, json: { error: 'Internal Server Error' } } as Reply;
 				})
 				.then((reply) => {
-					if (!res.headersSent && !res.destroyed) send(res, reply);
+					if (reply === DROP) res.destroy();
+					else if (!res.headersSent && !res.destroyed) send(res, reply);
 				})
 				.catch(() => res.destroy());
 		};
@@ -204,6 +225,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 			state.latencyMs = ms;
 		},
 		setRateLimit: (limit) => state.setRateLimit(limit),
+		addFault: (fault) => state.faults.add(fault),
+		clearFaults: () => state.faults.clear(),
+		faults: () => ({ faults: state.faults.list(), hits: state.faults.hits, held: state.faults.heldCount() }),
 		inFlight: () => state.inFlight(),
 		setDuplicateDeliveries: (mode) => state.setDuplicates(mode),
 		setEventParams: (mode) => state.setEventParams(mode),
@@ -222,6 +246,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		close: () => {
 			closing ??= (async () => {
 				await state.bus.close();
+				state.faults.clear();
 				await Promise.all([closeServer(apiServer), closeServer(webhooksServer)]);
 			})();
 			return closing;

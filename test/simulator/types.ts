@@ -71,6 +71,8 @@ export interface RequestLogEntry {
 	 */
 	tokenKind: TokenKind;
 	status: number;
+	/** The fault that met this request, if any (a stalled request is logged as it is held, status 0). */
+	fault?: FaultKind;
 }
 
 export type SubscriptionStatus = 'enabled' | 'disabled';
@@ -142,6 +144,36 @@ export interface RateLimit {
 	retryAfterSeconds?: number;
 }
 
+export type FaultKind = 'stall' | 'reset' | 'status' | 'ignore-offset';
+
+/**
+ * A way the service misbehaves (see faults.ts), for spec requests matching `host`,
+ * `method` and `path` (each optional). Off unless set; the first matching fault applies.
+ */
+export interface Fault {
+	kind: FaultKind;
+	host?: HostName;
+	method?: string;
+	/** Exact path as sent (e.g. '/api/v1/consultations/1', '/events'); `*` matches anything; or a RegExp. */
+	path?: string | RegExp;
+	/** The next `count` matching requests; default every matching request until cleared. */
+	count?: number;
+	/** kind 'status': the status answered; default 503. */
+	status?: number;
+	/** kind 'status': Retry-After sent; none when absent. */
+	retryAfterSeconds?: number;
+	/** kind 'stall': answer normally after this long; default never (the connection is closed on clear or close). */
+	ms?: number;
+}
+
+export interface FaultStatus extends Fault {
+	id: number;
+	/** Matching requests met so far. */
+	hits: number;
+	/** Matching requests it still applies to; null: until cleared. */
+	remaining: number | null;
+}
+
 export interface Account {
 	username: string;
 	password: string;
@@ -193,6 +225,12 @@ export interface Simulator {
 	setTokenLifetime(seconds: number): void;
 	setLatency(ms: number): void;
 	setRateLimit(opts: RateLimit | null): void;
+	/** Adds a fault (faults.ts); returns its id. Throws on a malformed one. */
+	addFault(fault: Fault): number;
+	/** Removes every fault; requests held by a stall lose their connection without an answer. */
+	clearFaults(): void;
+	/** Faults not used up yet, with their hits; `hits`: every request a fault met since start or clearFaults. */
+	faults(): { faults: FaultStatus[]; hits: number; held: number };
 	/** Spec requests being answered now, and the most at once since start, clearLog or reset. */
 	inFlight(): { now: number; peak: number };
 	setDuplicateDeliveries(mode: DuplicateMode): void;
