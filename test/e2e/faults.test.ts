@@ -1,0 +1,462 @@
+/**
+ * A misbehaving service, inside real n8n 1.123 and 2.41: the simulator stalls, resets
+ * connections, answers 5xx with and without Retry-After, 429 with a long Retry-After, and
+ * an event log that ignores `offset`. Each fault meets a read (Consultation → Get), a
+ * write (Invoice → Email: never sent twice by the package), the Clinic Event Log
+ * Trigger's poll (its place in the log never moves past what it did not emit) and a Clinic
+ * Trigger delivery (answered within seconds, run exactly once). Timeout is 3 s throughout.
+ */
+import { startSimulator, type Fault, type RequestLogEntry, type Simulator } from '../simulator';
+import {
+	N8N_VERSIONS,
+	executeWorkflow,
+	importCredentials,
+	importWorkflows,
+	nodeJson,
+	packRepository,
+	startN8n,
+	useN8nContext,
+	type Execution,
+	type N8nServer,
+	type WorkflowImport,
+	type WorkflowRun,
+} from './harness';
+import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
+
+const CREDENTIALS = { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } };
+const TIMEOUT_S = 3;
+
+const CLOSED = /the connection was closed/;
+const TIMED_OUT = new RegExp(`The clinic service did not answer within ${TIMEOUT_S} s`);
+
+/** A node of a chain: each continues on fail, so every node runs once and reports its error as an item. */
+function clinicNode(name: string, parameters: Record<string, unknown>): WorkflowImport['nodes'][number] {
+	return {
+		id: name.replace(/\W+/g, '-').toLowerCase(),
+		name,
+		type: 'n8n-nodes-clinic.clinic',
+		typeVersion: 1,
+		position: [0, 0],
+		onError: 'continueRegularOutput',
+		parameters: { authentication: 'clinicApi', ...parameters, options: { timeout: TIMEOUT_S } },
+		credentials: CREDENTIALS,
+	};
+}
+
+/** Manual Trigger -> the nodes one after the other. */
+function chain(name: string, nodes: WorkflowImport['nodes']): WorkflowImport {
+	const all = [
+		{ id: 'start', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+		...nodes.map((node, index) => ({ ...node, position: [220 * (index + 1), 0] })),
+	] as WorkflowImport['nodes'];
+	const connections: WorkflowImport['connections'] = {};
+	for (let i = 0; i + 1 < all.length; i++) {
+		connections[all[i].name] = { main: [[{ node: all[i + 1].name, type: 'main', index: 0 }]] };
+	}
+	return { name, nodes: all, connections, settings: { executionOrder: 'v1' } };
+}
+
+const id = (value: number) => ({ __rl: true, mode: 'id', value: String(value) });
+const getConsultation = (name: string, consultation: number) =>
+	clinicNode(name, { resource: 'consultation', operation: 'get', consultationId: id(consultation) });
+const emailInvoice = (name: string, invoice: number) => clinicNode(name, { resource: 'invoice', operation: 'email', invoiceId: id(invoice) });
+
+interface Case {
+	node: string;
+	path: string;
+	fault: Fault;
+	/** The node's one output item: the consultation / invoice, or an error item. */
+	expected: Record<string, unknown>;
+	/** Requests the package sent to that path. */
+	requests: number;
+	/** For writes: e-mails the simulator recorded for that invoice. */
+	emails?: number;
+}
+
+const errorItem = (message: RegExp | string, operation: string) => ({
+	error: typeof message === 'string' ? expect.stringContaining(message) : expect.stringMatching(message),
+	details: expect.stringContaining(operation),
+});
+
+const READS: Case[] = [
+	{ node: 'Stall', path: '/api/v1/consultations/11', fault: { kind: 'stall' }, expected: errorItem(TIMED_OUT, 'Consultation → Get'), requests: 1 },
+	{ node: 'Reset', path: '/api/v1/consultations/12', fault: { kind: 'reset' }, expected: errorItem(CLOSED, 'Consultation → Get'), requests: 1 },
+	{
+		node: '503 Retry-After 1',
+		path: '/api/v1/consultations/2',
+		fault: { kind: 'status', status: 503, retryAfterSeconds: 1, count: 1 },
+		expected: expect.objectContaining({ id: 2 }),
+		requests: 2,
+	},
+	{
+		node: '503 without Retry-After',
+		path: '/api/v1/consultations/13',
+		fault: { kind: 'status', status: 503 },
+		expected: errorItem(/./, 'Consultation → Get'),
+		requests: 1,
+	},
+	{
+		node: '429 Retry-After 1, three times',
+		path: '/api/v1/consultations/3',
+		fault: { kind: 'status', status: 429, retryAfterSeconds: 1, count: 3 },
+		expected: expect.objectContaining({ id: 3 }),
+		requests: 4,
+	},
+	{
+		node: '429 Retry-After 120',
+		path: '/api/v1/consultations/14',
+		fault: { kind: 'status', status: 429, retryAfterSeconds: 120 },
+		expected: errorItem('asked n8n to wait 120 s', 'Consultation → Get'),
+		requests: 1,
+	},
+];
+
+/** Invoice ids are filled in once the simulator has seeded signed invoices. */
+function writeCases(invoices: number[]): Case[] {
+	const path = (invoice: number) => `/api/v1/invoices/${invoice}/email_invoice`;
+	return [
+		{
+			node: 'Email, reset after sending',
+			path: path(invoices[0]),
+			fault: { kind: 'reset' },
+			expected: errorItem(CLOSED, 'Invoice → Email'),
+			requests: 1,
+			emails: 1,
+		},
+		{
+			// Sent 5 s late, after n8n gave up: the one e-mail still goes out, and no other.
+			node: 'Email, answered after the timeout',
+			path: path(invoices[1]),
+			fault: { kind: 'stall', ms: 5000, count: 1 },
+			expected: errorItem(TIMED_OUT, 'Invoice → Email'),
+			requests: 1,
+			emails: 1,
+		},
+		{
+			node: 'Email, 503 without Retry-After',
+			path: path(invoices[2]),
+			fault: { kind: 'status', status: 503 },
+			expected: errorItem(/./, 'Invoice → Email'),
+			requests: 1,
+			emails: 0,
+		},
+		{
+			node: 'Email, 503 Retry-After 1',
+			path: path(invoices[3]),
+			fault: { kind: 'status', status: 503, retryAfterSeconds: 1, count: 1 },
+			expected: expect.objectContaining({ id: invoices[3] }),
+			requests: 2,
+			emails: 1,
+		},
+		{
+			node: 'Email, 429 Retry-After 120',
+			path: path(invoices[4]),
+			fault: { kind: 'status', status: 429, retryAfterSeconds: 120 },
+			expected: errorItem('asked n8n to wait 120 s', 'Invoice → Email'),
+			requests: 1,
+			emails: 0,
+		},
+	];
+}
+
+const EVENT_LOG_NODE = 'Consultation Finished';
+
+/** The Event Log Trigger polling every 10 s (six times a minute, each at its own second: n8n refuses sub-minute cron fields). */
+function eventLogWorkflow(): WorkflowImport {
+	return {
+		name: 'Event log under faults',
+		nodes: [
+			{
+				id: 'event-log',
+				name: EVENT_LOG_NODE,
+				type: 'n8n-nodes-clinic.clinicEventLogTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {
+					pollTimes: { item: [0, 10, 20, 30, 40, 50].map((second) => ({ mode: 'custom', cronExpression: `${second} * * * * *` })) },
+					authentication: 'clinicApi',
+					events: ['consultation:consultation-finished'],
+					options: { timeout: TIMEOUT_S },
+				},
+				credentials: CREDENTIALS,
+			},
+		],
+		connections: {},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+const TRIGGER_NODE = 'Patient Updated';
+
+function clinicTriggerWorkflow(): WorkflowImport {
+	return {
+		name: 'Deliveries under faults',
+		nodes: [
+			{
+				id: 'patient-updated',
+				name: TRIGGER_NODE,
+				type: 'n8n-nodes-clinic.clinicTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				webhookId: '7c2e9d14-5b8a-4f31-9e06-c4d2a8b1f357',
+				parameters: { authentication: 'clinicApi', events: ['patient:patient-updated'], options: { allowInsecureUrl: true } },
+				credentials: CREDENTIALS,
+			},
+		],
+		connections: {},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+/** The event log faults the triggers meet (GET /events on the webhook host). */
+const LOG_FAULTS: Array<[string, Omit<Fault, 'host' | 'method' | 'path'>]> = [
+	['stall', { kind: 'stall' }],
+	['reset', { kind: 'reset' }],
+	['503 without Retry-After', { kind: 'status', status: 503 }],
+	['503 Retry-After 1', { kind: 'status', status: 503, retryAfterSeconds: 1 }],
+	['429 Retry-After 60', { kind: 'status', status: 429, retryAfterSeconds: 60 }],
+	['429 Retry-After 120', { kind: 'status', status: 429, retryAfterSeconds: 120 }],
+	['ignores offset', { kind: 'ignore-offset' }],
+];
+const onEventLog = (fault: Omit<Fault, 'host' | 'method' | 'path'>): Fault => ({ ...fault, host: 'webhooks', method: 'GET', path: '/events' });
+
+/** What a poll's error execution says. */
+function executionError(execution: Execution): string {
+	const resultData = execution.data?.resultData;
+	const runError = resultData?.runData?.[EVENT_LOG_NODE]?.at(-1)?.error;
+	return [resultData?.error?.message ?? runError?.message, resultData?.error?.description ?? runError?.description]
+		.filter(Boolean)
+		.join(' | ');
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const setups: Array<[string, string]> = [
+	['1.123', N8N_VERSIONS.v1],
+	['2.41', N8N_VERSIONS.v2],
+];
+
+describe.each(setups)('a misbehaving service, n8n %s', (_label, version) => {
+	let sim: Simulator;
+	let server: N8nServer | undefined;
+	let invoices: number[];
+	let readsId: string;
+	let writesId: string;
+	let eventsId: string;
+	let eventLogId: string;
+	let triggerId: string;
+
+	const n8n = useN8nContext({ version, label: 'faults' }, async (ctx) => {
+		sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 500, deliveryTimeoutMs: 10_000 });
+		invoices = sim.seedInvoices(5);
+		// More than a page of the Event Log Trigger's events: a log that ignores offset answers the wrong page.
+		sim.seedEvents(120, 'consultation', 'consultation-finished');
+		ctx.installPackage(packRepository(ctx.rootDir));
+		await importCredentials(ctx, simulatorCredentials(sim));
+		[readsId, writesId, eventsId, eventLogId, triggerId] = await importWorkflows(ctx, [
+			chain('Reads under faults', [getConsultation('Warm Up', 1), ...READS.map((c) => getConsultation(c.node, Number(c.path.split('/').at(-1))))]),
+			chain('Writes under faults', [getConsultation('Warm Up', 1), ...writeCases(invoices).map((c) => emailInvoice(c.node, Number(c.path.split('/').at(-2))))]),
+			chain('Event log that ignores offset', [
+				clinicNode('All Events', { resource: 'event', operation: 'getAll', returnAll: true, pageSize: 50 }),
+			]),
+			eventLogWorkflow(),
+			clinicTriggerWorkflow(),
+		]);
+	});
+
+	afterAll(async () => {
+		await sim?.close();
+	});
+
+	const requestsTo = (path: string): RequestLogEntry[] => sim.log.filter((entry) => entry.path === path);
+	/** No sign-in after the first faulted request: a network error or a refusal never costs a token. */
+	const signInsAfterFirstFault = (): number => {
+		const first = sim.log.findIndex((entry) => entry.fault !== undefined);
+		return first === -1 ? 0 : sim.log.slice(first).filter((entry) => entry.path.endsWith('/oauth/token')).length;
+	};
+	/** Each case node's output, its requests and e-mails, as one object (one diff shows every mismatch). */
+	const outcome = (run: WorkflowRun, cases: Case[]) =>
+		Object.fromEntries(
+			cases.map((c) => {
+				const items = nodeJson(run, c.node);
+				const invoice = Number(c.path.split('/').at(-2));
+				return [
+					c.node,
+					{
+						items,
+						requests: requestsTo(c.path).length,
+						...(c.emails === undefined ? {} : { emails: sim.data.invoiceEmails.filter((e) => e.invoice_id === invoice).length }),
+					},
+				];
+			}),
+		);
+	const expectedOutcome = (cases: Case[]) =>
+		Object.fromEntries(
+			cases.map((c) => [
+				c.node,
+				{ items: [c.expected], requests: c.requests, ...(c.emails === undefined ? {} : { emails: c.emails }) },
+			]),
+		);
+
+	it(
+		'a read (Consultation → Get): timeout, reset, 503, 429: each fails or succeeds as it should, once, without a new sign-in',
+		n8n.run(async (ctx) => {
+			sim.clearLog();
+			for (const c of READS) sim.addFault({ ...c.fault, host: 'api', method: 'GET', path: c.path });
+			const result = await executeWorkflow(ctx, readsId, { allowFailure: true });
+			sim.clearFaults();
+			expect(result.run).toBeDefined();
+			expect(nodeJson(result.run!, 'Warm Up')).toEqual([expect.objectContaining({ id: 1 })]);
+			expect(outcome(result.run!, READS)).toEqual(expectedOutcome(READS));
+			expect(signInsAfterFirstFault()).toBe(0);
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		'a write (Invoice → Email): never sent twice by the package, whatever the service does',
+		n8n.run(async (ctx) => {
+			const cases = writeCases(invoices);
+			sim.clearLog();
+			for (const c of cases) sim.addFault({ ...c.fault, host: 'api', method: 'POST', path: c.path });
+			const result = await executeWorkflow(ctx, writesId, { allowFailure: true });
+			// The late e-mail goes out 5 s after it arrived; wait for it before counting.
+			for (let i = 0; i < 100 && sim.faults().held > 0; i++) await sleep(100);
+			sim.clearFaults();
+			expect(result.run).toBeDefined();
+			expect(outcome(result.run!, cases)).toEqual(expectedOutcome(cases));
+			expect(signInsAfterFirstFault()).toBe(0);
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		'Event → Get Many, Return All, on a log that ignores offset: stops with "answered the same page twice"',
+		n8n.run(async (ctx) => {
+			sim.clearLog();
+			sim.addFault(onEventLog({ kind: 'ignore-offset' }));
+			const result = await executeWorkflow(ctx, eventsId, { allowFailure: true });
+			sim.clearFaults();
+			expect(nodeJson(result.run!, 'All Events')).toEqual([
+				expect.objectContaining({ error: expect.stringContaining('answered the same page twice') }),
+			]);
+			// The second page was the first again: it stopped there, not 5,000 pages later.
+			expect(requestsTo('/events').length).toBeGreaterThanOrEqual(2);
+			expect(requestsTo('/events').length).toBeLessThanOrEqual(3);
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		"the Event Log Trigger's poll: a failed poll starts nothing and keeps its place; once the fault clears each event is emitted once",
+		n8n.run(async (ctx) => {
+			server = n8n.track(await startN8n(ctx));
+			await server.activateWorkflow(eventLogId);
+			if (ctx.asyncPublication) await server.waitForPublication(eventLogId);
+			const emitted = (executions: Execution[]) =>
+				[...executions]
+					.reverse()
+					.filter((e) => e.status === 'success')
+					.flatMap((e) => nodeJson(e, EVENT_LOG_NODE).map((json) => json.eventId as number));
+			const finished = async () =>
+				(await server!.listExecutions(eventLogId)).filter((e) => !['running', 'new', 'waiting'].includes(e.status));
+
+			const expected: number[] = [];
+			const problems: string[] = [];
+			for (const [label, fault] of LOG_FAULTS) {
+				const errorsBefore = (await finished()).filter((e) => e.status !== 'success').length;
+				sim.addFault(onEventLog(fault));
+				for (let i = 0; i < 2; i++) {
+					expected.push((await sim.emit('consultation', 'consultation-finished', { id: 900 + sim.events().length })).id);
+				}
+				// Wait for a poll that met the fault to end: an error execution (an offset-ignoring
+				// log may also be read correctly, then nothing fails).
+				const deadline = Date.now() + 90_000;
+				let failed: Execution | undefined;
+				while (Date.now() < deadline) {
+					const errors = (await finished()).filter((e) => e.status !== 'success');
+					if (errors.length > errorsBefore) {
+						failed = errors[0];
+						break;
+					}
+					if (fault.kind === 'ignore-offset' && sim.faults().hits > 0 && emitted(await finished()).length >= expected.length) break;
+					await sleep(500);
+				}
+				const early = emitted(await finished());
+				sim.clearFaults();
+				if (fault.kind !== 'ignore-offset') {
+					if (!failed) problems.push(`${label}: no failed poll within 90 s (${sim.log.filter((e) => e.fault).length} faulted reads)`);
+					if (early.length > expected.length - 2) problems.push(`${label}: emitted while the log could not be read: ${early.join(',')}`);
+					const message = failed ? executionError(failed) : '';
+					const wanted =
+						fault.kind === 'stall'
+							? TIMED_OUT
+							: fault.kind === 'reset'
+								? CLOSED
+								: fault.retryAfterSeconds && fault.retryAfterSeconds > 30
+									? new RegExp(`asked n8n to wait ${fault.retryAfterSeconds} s`)
+									: /./;
+					if (failed && !wanted.test(message)) problems.push(`${label}: the failed poll said "${message}", expected ${String(wanted)}`);
+				}
+				// After the fault: the events, each once, and nothing else.
+				const until = Date.now() + 60_000;
+				let now = emitted(await finished());
+				while (now.length < expected.length && Date.now() < until) {
+					await sleep(1000);
+					now = emitted(await finished());
+				}
+				if (JSON.stringify(now) !== JSON.stringify(expected)) {
+					problems.push(`${label}: emitted ${JSON.stringify(now)}, expected ${JSON.stringify(expected)}`);
+				}
+			}
+			await server.deactivateWorkflow(eventLogId);
+			expect(problems).toEqual([]);
+		}),
+		15 * 60_000,
+	);
+
+	it(
+		'a Clinic Trigger delivery while the event log stalls, resets, answers 5xx or 429 Retry-After: answered within seconds, run exactly once',
+		n8n.run(async (ctx) => {
+			server ??= n8n.track(await startN8n(ctx));
+			await server.activateWorkflow(triggerId);
+			if (ctx.asyncPublication) await server.waitForPublication(triggerId);
+			const problems: string[] = [];
+			const delivered: Array<{ label: string; personId: number; eventId: number; matched: boolean }> = [];
+			const cases: Array<[string, Omit<Fault, 'host' | 'method' | 'path'> | undefined]> = [...LOG_FAULTS, ['no fault', undefined]];
+			for (const [index, [label, fault]] of cases.entries()) {
+				if (fault) sim.addFault(onEventLog(fault));
+				const started = Date.now();
+				const record = await sim.emit('patient', 'patient-updated', { id: 700 + index, first_name: label });
+				const tookMs = Date.now() - started;
+				const answers = record.logs.map((log) => log.response_code);
+				if (answers.length !== 1 || answers[0] !== 200) {
+					problems.push(`${label}: delivery attempts answered ${JSON.stringify(answers)} (${tookMs} ms), expected one 200`);
+				} else if (tookMs > 8000) {
+					problems.push(`${label}: the delivery was answered after ${tookMs} ms`);
+				}
+				sim.clearFaults();
+				delivered.push({ label, personId: 700 + index, eventId: record.id, matched: fault === undefined });
+			}
+			await sim.deliveriesSettled();
+			const executions = await server.waitForExecutions(triggerId, delivered.length, { timeoutMs: 90_000 }).catch(() => []);
+			await sleep(3000);
+			const all = await server.listExecutions(triggerId);
+			const items = [...all].reverse().flatMap((e) => nodeJson(e, TRIGGER_NODE));
+			for (const d of delivered) {
+				const runs = items.filter((json) => (json.value as { id?: number })?.id === d.personId);
+				if (runs.length !== 1) problems.push(`${d.label}: ${runs.length} runs for the delivered event`);
+				else if (d.matched && runs[0].eventId !== d.eventId) {
+					problems.push(`${d.label}: eventId ${String(runs[0].eventId)}, expected ${d.eventId}`);
+				} else if (!d.matched && ![null, undefined, d.eventId].includes(runs[0].eventId as number | null | undefined)) {
+					problems.push(`${d.label}: eventId ${String(runs[0].eventId)} is not the event's (${d.eventId})`);
+				}
+			}
+			if (all.length !== delivered.length) problems.push(`${all.length} executions for ${delivered.length} events (${executions.length} seen)`);
+			if (all.some((e) => e.status !== 'success')) problems.push(`statuses: ${all.map((e) => e.status).join(',')}`);
+			await server.deactivateWorkflow(triggerId);
+			expect(problems).toEqual([]);
+		}),
+		10 * 60_000,
+	);
+});
