@@ -14,8 +14,8 @@ import { sleep } from 'n8n-workflow';
 
 import type { AttemptOutcome } from './transport';
 
-/** A batch of this size goes out in one round trip; a service that takes fewer refuses only the first round's excess. */
-export const INITIAL_WINDOW = 32;
+/** A batch of this size goes out in one round trip (300 items at 100 ms need two); a service that takes fewer refuses the first round's excess. */
+export const INITIAL_WINDOW = 128;
 
 /** The upper bound of "Maximum Parallel Requests" (at 100 ms round trips 512 kept n8n waiting). */
 export const WINDOW_CEILING = 1024;

@@ -103,7 +103,7 @@ export interface ClientOptions {
 export const DEFAULT_TIMEOUT_MS = 60_000;
 export const MAX_RETRY_WAIT_MS = 30_000;
 /** Busy answers retried per request, however short their Retry-After. */
-const MAX_BUSY_RETRIES = 5;
+const MAX_BUSY_RETRIES = 10;
 
 /** Sign-in failures thrown on the way: reported as they are, not as network failures. */
 const signInErrors = new WeakSet<object>();

@@ -71,8 +71,9 @@ describe('Parallel Requests: Automatic (the default)', () => {
 		expect(jsonOf(result).map((json) => json.id)).toEqual(input);
 		// 201 requests (the sign-in counts too) at 50 per second need at least three more seconds.
 		expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
-		// The requests in flight when the limit is first met are refused; after that, few.
-		expect(refused()).toBeLessThan(input.length / 2);
+		// The requests in flight when the limit is first met are refused (at most the first
+		// round, the initial window); after that, few.
+		expect(refused()).toBeLessThan(INITIAL_WINDOW + 50);
 		expect(harness.sim.log.slice(-80).filter((entry) => entry.status === 429).length).toBeLessThan(5);
 	}, 30_000);
 

@@ -53,7 +53,7 @@ describe('HostLimiter', () => {
 
 	test('grows while answers are healthy: doubling per round trip until the maximum', async () => {
 		const limiter = new HostLimiter();
-		const granted = ask(limiter, 1000, { maximum: 6 * IW, adaptive: true });
+		const granted = ask(limiter, 20 * IW, { maximum: 6 * IW, adaptive: true });
 		const perRound: number[] = [];
 		let released = 0;
 		for (let round = 0; round < 5; round++) {
@@ -67,7 +67,7 @@ describe('HostLimiter', () => {
 
 	test('halves on "too many requests", once per round trip however many requests are refused', async () => {
 		const limiter = new HostLimiter();
-		const granted = ask(limiter, 300, { maximum: 1000, adaptive: true });
+		const granted = ask(limiter, 10 * IW, { maximum: 10 * IW, adaptive: true });
 		let released = 0;
 		for (let round = 0; round < 2; round++) {
 			await settle();
@@ -88,7 +88,7 @@ describe('HostLimiter', () => {
 
 	test('after a cut it grows by one per window of healthy answers', async () => {
 		const limiter = new HostLimiter();
-		const granted = ask(limiter, 1000, { maximum: 1000, adaptive: true });
+		const granted = ask(limiter, 20 * IW, { maximum: 20 * IW, adaptive: true });
 		let released = 0;
 		await settle();
 		released = answerAll(granted, released);
@@ -162,7 +162,7 @@ describe('HostLimiter', () => {
 	test('never more in flight than the request\'s maximum, and never past the ceiling', async () => {
 		const limiter = new HostLimiter();
 		const maximum = IW + 2;
-		const granted = ask(limiter, 500, { maximum, adaptive: true });
+		const granted = ask(limiter, 10 * IW, { maximum, adaptive: true });
 		let released = 0;
 		for (let round = 0; round < 20; round++) {
 			await settle();
