@@ -2,6 +2,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { nodeAuthenticationOptions } from '../shared/authentication';
+import { timeoutOption } from '../shared/timeoutOption';
 import { MAX_PARALLEL_REQUESTS, router } from './actions/router';
 import { operationSubtitle, resourceOptions, resources } from './actions/resources';
 import { searchSubscriptions } from './listSearch';
@@ -113,15 +114,9 @@ export class Clinic implements INodeType {
 						default: 'automatic',
 						description: 'How many items talk to the service at once. Output order and pairing stay the same either way.',
 					},
-					{
-						displayName: 'Timeout (Seconds)',
-						name: 'timeout',
-						type: 'number',
-						typeOptions: { minValue: 1, maxValue: 3600 },
-						default: 60,
-						description:
-							'How long to wait for each answer of the service before the item fails. A change (sign, e-mail, update) that times out is not sent again.',
-					},
+					timeoutOption(
+						'How long to wait for each answer of the service before the item fails. A change (sign, e-mail, update) that times out is not sent again.',
+					),
 				],
 			},
 		],

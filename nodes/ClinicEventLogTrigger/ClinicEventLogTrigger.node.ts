@@ -13,6 +13,7 @@ import { eventsSubtitle } from '../shared/catalogOptions';
 import type { IntegrationCredentialType } from '../shared/transport';
 import type { EventFilter, EventRecord } from '../shared/webhookService';
 import { EventLog, redactEvent } from '../shared/webhookService';
+import { timeoutMsOf } from '../shared/timeoutOption';
 import { cursorFromDate, cursorFromId, cursorFromNow, isCursor, poll } from './cursor';
 import type { Cursor } from './cursor';
 import { DEFAULT_MAX_EVENTS_PER_POLL, MAX_EVENTS_PER_POLL_LIMIT, eventLogTriggerProperties } from './description';
@@ -39,8 +40,7 @@ export class ClinicEventLogTrigger implements INodeType {
 		const node = this.getNode();
 		const authentication = this.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
 		const options = this.getNodeParameter('options', {}) as IDataObject;
-		const timeoutSeconds = Number(options.timeout);
-		const log = EventLog.open(this, authentication, { timeoutMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 : undefined, operation: 'Clinic Event Log Trigger' });
+		const log = EventLog.open(this, authentication, { timeoutMs: timeoutMsOf(options), operation: 'Clinic Event Log Trigger' });
 		const filters = await filtersOf(this, log);
 		const withLogs = options.includeDeliveryLogs === true;
 

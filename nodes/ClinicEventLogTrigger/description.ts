@@ -3,6 +3,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { integrationAuthenticationProperty } from '../shared/authentication';
 import { eventsProperty } from '../shared/catalogOptions';
+import { timeoutOption } from '../shared/timeoutOption';
 
 export const DEFAULT_MAX_EVENTS_PER_POLL = 1000;
 export const MAX_EVENTS_PER_POLL_LIMIT = 10000;
@@ -79,15 +80,9 @@ export const eventLogTriggerProperties: INodeProperties[] = [
 				description:
 					'The most events one execution starts with. After a long downtime the oldest come first and the rest follow at the next polls.',
 			},
-			{
-				displayName: 'Timeout (Seconds)',
-				name: 'timeout',
-				type: 'number',
-				typeOptions: { minValue: 1, maxValue: 3600 },
-				default: 60,
-				description:
-					"How long to wait for each answer of the event log. A poll that times out starts nothing and the next poll picks up the same events.",
-			},
+			timeoutOption(
+				'How long to wait for each answer of the event log. A poll that times out starts nothing and the next poll picks up the same events.',
+			),
 		],
 	},
 ];

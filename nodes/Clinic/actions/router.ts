@@ -1,7 +1,8 @@
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { ClinicClient, DEFAULT_TIMEOUT_MS } from '../../shared/transport';
+import { timeoutMsOf } from '../../shared/timeoutOption';
+import { ClinicClient } from '../../shared/transport';
 import type { Authentication } from '../../shared/transport';
 import { operationTitle, resources } from './resources';
 import { ItemScheduler, TurnCancelled } from './scheduler';
@@ -50,12 +51,11 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const execute = module?.operations[operation]?.execute;
 	if (!execute) throw new NodeOperationError(this.getNode(), `The operation "${operation}" of "${resource}" is not supported`);
 	const authentication = this.getNodeParameter('authentication', 0, 'clinicApi') as Authentication;
-	const timeoutSeconds = Number((this.getNodeParameter('options', 0, {}) as { timeout?: number }).timeout);
 	const scheduler = new ItemScheduler(this, resource, operation);
 	const client = new ClinicClient(this, authentication, {
 		publicBaseUrl: authentication === 'none' ? (this.getNodeParameter('baseUrl', 0, '') as string) : '',
 		gate: scheduler,
-		timeoutMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 : DEFAULT_TIMEOUT_MS,
+		timeoutMs: timeoutMsOf(this.getNodeParameter('options', 0, {}) as IDataObject),
 		operation: operationTitle(resource, operation),
 	});
 
