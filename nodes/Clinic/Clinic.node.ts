@@ -13,7 +13,9 @@ export class Clinic implements INodeType {
 		name: 'clinic',
 		icon: { light: 'file:clinic.svg', dark: 'file:clinic.dark.svg' },
 		group: ['transform'],
-		version: 1,
+		// 1.1: the Output choice (Simplified by default); saved version 1 nodes output as before.
+		version: [1, 1.1],
+		defaultVersion: 1.1,
 		subtitle: operationSubtitle(),
 		description:
 			'Patients, consultations, prescriptions, charges, CFDI invoices, billing reports, telehealth waiting rooms and webhook events of your clinic-management service',

@@ -13,6 +13,7 @@ import { eventsSubtitle } from '../shared/catalogOptions';
 import type { IntegrationCredentialType } from '../shared/transport';
 import type { EventFilter, EventRecord } from '../shared/webhookService';
 import { EventLog, redactEvent } from '../shared/webhookService';
+import { eventOutputProperties, shapeTriggerItems } from '../shared/output';
 import { timeoutMsOf } from '../shared/timeoutOption';
 import { cursorFromDate, cursorFromId, cursorFromNow, isCursor, poll } from './cursor';
 import type { Cursor } from './cursor';
@@ -24,7 +25,9 @@ export class ClinicEventLogTrigger implements INodeType {
 		name: 'clinicEventLogTrigger',
 		icon: { light: 'file:clinic.svg', dark: 'file:clinic.dark.svg' },
 		group: ['trigger'],
-		version: 1,
+		// 1.1: the Output choice (Simplified by default); saved version 1 nodes output as before.
+		version: [1, 1.1],
+		defaultVersion: 1.1,
 		subtitle: eventsSubtitle('events'),
 		description:
 			"Starts the workflow for each new event in the clinic service's event log, checked on a schedule: works without a public address and catches up after downtime",
@@ -33,7 +36,7 @@ export class ClinicEventLogTrigger implements INodeType {
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: integrationCredentials,
-		properties: eventLogTriggerProperties,
+		properties: [...eventLogTriggerProperties, ...eventOutputProperties()],
 	};
 
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
@@ -55,7 +58,7 @@ export class ClinicEventLogTrigger implements INodeType {
 						'Make one happen in the clinic app (for example finish a consultation), then fetch again. An active workflow waits for new events by itself.',
 				});
 			}
-			return [[itemOf(latest[0], withLogs)]];
+			return [shapeTriggerItems(this, [itemOf(latest[0], withLogs)])];
 		}
 
 		const max = maxEventsOf(this, options);
@@ -82,7 +85,7 @@ export class ClinicEventLogTrigger implements INodeType {
 		// n8n saves the static data with the execution it starts (or after an empty poll, where it saves at all).
 		staticData.cursor = outcome.cursor;
 		if (outcome.events.length === 0) return null;
-		return [outcome.events.map((event) => itemOf(event, withLogs))];
+		return [shapeTriggerItems(this, outcome.events.map((event) => itemOf(event, withLogs)))];
 	}
 }
 

@@ -9,6 +9,7 @@ import type {
 
 import { integrationCredentials } from '../shared/authentication';
 import { eventsSubtitle } from '../shared/catalogOptions';
+import { eventOutputProperties } from '../shared/output';
 import { triggerProperties } from './description';
 import { requireAcceptedAddress, requireWebhookService } from './preflight';
 import { receiveDelivery } from './receive';
@@ -20,7 +21,9 @@ export class ClinicTrigger implements INodeType {
 		name: 'clinicTrigger',
 		icon: { light: 'file:clinic.svg', dark: 'file:clinic.dark.svg' },
 		group: ['trigger'],
-		version: 1,
+		// 1.1: the Output choice (Simplified by default); saved version 1 nodes output as before.
+		version: [1, 1.1],
+		defaultVersion: 1.1,
 		subtitle: eventsSubtitle('events'),
 		description:
 			'Starts the workflow when the clinic-management service reports an event: patients, consultations, appointments, prescriptions, charges, invoices, telehealth waiting rooms',
@@ -38,7 +41,7 @@ export class ClinicTrigger implements INodeType {
 				path: 'webhook',
 			},
 		],
-		properties: triggerProperties,
+		properties: [...triggerProperties, ...eventOutputProperties()],
 	};
 
 	webhookMethods = {

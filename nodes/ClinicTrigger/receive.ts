@@ -27,6 +27,7 @@ import { EVENT_LOG_CHECK_MS, resolveDelivery } from './eventResolution';
 import { secretOf, storedSubscriptions } from './storage';
 import type { StoredSubscription } from './storage';
 import { EVENT_QUERY_PARAMETER } from './subscriptions';
+import { shapeTriggerItems } from '../shared/output';
 
 /** Recently accepted deliveries of every Clinic Trigger in this n8n process. */
 export const recentDeliveries = new RecentDeliveries(10_000);
@@ -165,5 +166,5 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 
 	// n8n answers this one (an empty 200): from 2.x only once the execution is stored, so a
 	// delivery n8n failed to record gets an error answer (and the service's retry), not a 200.
-	return { workflowData: [[item]] };
+	return { workflowData: [shapeTriggerItems(this, [item])] };
 }

@@ -29,6 +29,8 @@ export interface PollOptions {
 	/** The poll n8n runs when the workflow is activated (static data is saved after it). */
 	activation?: boolean;
 	nodeName?: string;
+	/** The node's version (default 1, as saved workflows from before version 1.1 hold it). */
+	typeVersion?: number;
 }
 
 export interface PollResult {
@@ -51,12 +53,12 @@ export async function runPoll(options: PollOptions): Promise<PollResult> {
 	const mode: WorkflowExecuteMode = options.mode ?? 'trigger';
 	const nodeName = options.nodeName ?? 'Clinic Event Log Trigger';
 	const nodeTypes = new TestNodeTypes();
-	const nodeType = nodeTypes.getByNameAndVersion(CLINIC_EVENT_LOG_TRIGGER_NODE_TYPE, 1);
+	const nodeType = nodeTypes.getByNameAndVersion(CLINIC_EVENT_LOG_TRIGGER_NODE_TYPE, options.typeVersion ?? 1);
 	const node: INode = {
 		id: 'clinic-event-log-trigger-node',
 		name: nodeName,
 		type: CLINIC_EVENT_LOG_TRIGGER_NODE_TYPE,
-		typeVersion: 1,
+		typeVersion: options.typeVersion ?? 1,
 		position: [0, 0],
 		parameters: options.parameters,
 		credentials: nodeCredentialsFrom(store),

@@ -47,6 +47,8 @@ export interface RunClinicNodeOptions {
 	mode?: WorkflowExecuteMode;
 	/** Node name; default 'Clinic'. */
 	nodeName?: string;
+	/** The node's version (default 1, as saved workflows from before version 1.1 hold it). */
+	typeVersion?: number;
 }
 
 export interface RunClinicNodeResult {
@@ -113,7 +115,7 @@ export async function runNodeInWorkflow(
 		id: 'clinic-node',
 		name: nodeName,
 		type: nodeTypeName,
-		typeVersion: 1,
+		typeVersion: options.typeVersion ?? 1,
 		position: [220, 0],
 		parameters: options.parameters,
 		credentials: nodeCredentialsFrom(store),

@@ -71,6 +71,8 @@ export interface TriggerOptions {
 	nodeName?: string;
 	/** The node's webhook id; default TRIGGER_WEBHOOK_ID. */
 	webhookId?: string;
+	/** The node's version (default 1, as saved workflows from before version 1.1 hold it). */
+	typeVersion?: number;
 }
 
 export interface HookResult {
@@ -176,7 +178,7 @@ function setUp(options: TriggerOptions, httpMethod: IHttpRequestMethods = 'POST'
 		id: 'clinic-trigger-node',
 		name: nodeName,
 		type: CLINIC_TRIGGER_NODE_TYPE,
-		typeVersion: 1,
+		typeVersion: options.typeVersion ?? 1,
 		position: [0, 0],
 		webhookId,
 		parameters: options.parameters,

@@ -1,7 +1,8 @@
 /**
  * "Simplify" for bulky records. Saved workflows from before the option get the whole
  * record as before (off by default in the node); as an AI agent's tool the node starts
- * simplified, since every byte of output goes back to the model.
+ * simplified, since every byte of output goes back to the model. Node version 1 only: from
+ * 1.1 the Output choice (../../shared/output.ts) takes its place.
  */
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
@@ -13,7 +14,7 @@ export function simplifyProperties(whatGoes: string): INodeProperties[] {
 			type: 'boolean',
 			default: false,
 			description: `Whether to return a simplified version of the response instead of the raw data (${whatGoes})`,
-			displayOptions: { show: { '@tool': [false] } },
+			displayOptions: { show: { '@tool': [false], '@version': [1] } },
 		},
 		{
 			displayName: 'Simplify',
@@ -21,7 +22,7 @@ export function simplifyProperties(whatGoes: string): INodeProperties[] {
 			type: 'boolean',
 			default: true,
 			description: `Whether to return a simplified version of the response instead of the raw data (${whatGoes})`,
-			displayOptions: { show: { '@tool': [true] } },
+			displayOptions: { show: { '@tool': [true], '@version': [1] } },
 		},
 	];
 }

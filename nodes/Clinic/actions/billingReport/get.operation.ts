@@ -3,6 +3,8 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 
 import type { ClinicClient } from '../../../shared/transport';
 import { toDate, toItems } from '../common';
+import { recordOutputProperties, SHAPES } from '../../../shared/output';
+import { recordItems } from '../output';
 import { isSet } from '../shared';
 
 /** Query parameters the node sets itself; "Extra Query Parameters" may not repeat them. */
@@ -100,6 +102,7 @@ const properties: INodeProperties[] = [
 			},
 		],
 	},
+	...recordOutputProperties(SHAPES.billingEncounter, 'Encounter Fields'),
 ];
 
 export const description = updateDisplayOptions(
@@ -148,7 +151,12 @@ export async function execute(
 		itemIndex,
 	)) as IDataObject;
 
-	if (output === 'report') return toItems(body ?? {});
+	if (output === 'report') {
+		const report = body ?? {};
+		if (!Array.isArray(report.encounters)) return toItems(report);
+		const encounters = recordItems(this, itemIndex, SHAPES.billingEncounter, report.encounters).map((item) => item.json);
+		return toItems({ ...report, encounters });
+	}
 	const encounters = body?.encounters;
 	if (!Array.isArray(encounters)) {
 		throw new NodeOperationError(this.getNode(), 'The clinic service answered the billing report without an encounters list', {
@@ -156,5 +164,5 @@ export async function execute(
 			description: 'Choose Output "Whole Report" to see the answer as it is.',
 		});
 	}
-	return toItems(encounters);
+	return recordItems(this, itemIndex, SHAPES.billingEncounter, encounters);
 }

@@ -4,7 +4,9 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import type { ClinicClient } from '../../../shared/transport';
 import { idLocator } from '../locators';
 import { simplifyConsultation, simplifyProperties } from '../simplify';
-import { readId, toItems, unwrap } from '../common';
+import { recordOutputProperties, SHAPES } from '../../../shared/output';
+import { recordItems } from '../output';
+import { readId, unwrap } from '../common';
 
 const properties: INodeProperties[] = [
 	idLocator({
@@ -16,6 +18,7 @@ const properties: INodeProperties[] = [
 			'The consultation: its numeric ID (e.g. 1024, the id in the value of a Clinic Trigger "Consultation Finished" event), or a link to it such as the consultation link of an invoice',
 	}),
 	...simplifyProperties('the 19 links and empty fields go; the patient\'s id stays as person_id'),
+	...recordOutputProperties(SHAPES.consultation),
 ];
 
 export const description = updateDisplayOptions(
@@ -34,6 +37,7 @@ export async function execute(
 		itemIndex,
 	);
 	const consultation = unwrap(this, body, 'consultation', itemIndex);
-	const simplify = this.getNodeParameter('simplify', itemIndex, false) as boolean;
-	return toItems(simplify ? simplifyConsultation(consultation) : consultation);
+	return recordItems(this, itemIndex, SHAPES.consultation, consultation, (record) =>
+		this.getNodeParameter('simplify', itemIndex, false) ? simplifyConsultation(record) : record,
+	);
 }

@@ -7,6 +7,8 @@ import type { EventFilter } from '../../../shared/webhookService';
 import { DEFAULT_PAGE_SIZE, EventLog, redactEvent } from '../../../shared/webhookService';
 import { returnAllOrLimit } from '../common';
 import { simplifyEvent, simplifyProperties } from '../simplify';
+import { eventOutputProperties } from '../../../shared/output';
+import { eventRecord } from '../output';
 import { eventNameOptions, requireTopicPrefix, topicOptions } from '../shared';
 
 const properties: INodeProperties[] = [
@@ -45,6 +47,7 @@ const properties: INodeProperties[] = [
 		description: 'How many events to ask the service for per request. The node keeps asking until it has them all or reaches the limit.',
 	},
 	...simplifyProperties('the delivery logs go; their count and the last response code stay'),
+	...eventOutputProperties(),
 ];
 
 export const description = updateDisplayOptions({ show: { resource: ['event'], operation: ['getAll'] } }, properties);
@@ -63,7 +66,8 @@ export async function execute(
 		});
 	}
 	const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
-	const simplify = this.getNodeParameter('simplify', itemIndex, false) as boolean;
+	const legacy = (event: IDataObject) =>
+		this.getNodeParameter('simplify', itemIndex, false) ? simplifyEvent(event) : event;
 
 	const query: EventFilter = {};
 	if (filters.topic) {
@@ -88,7 +92,7 @@ export async function execute(
 
 		for (const event of page.slice(0, limit - output.length)) {
 			const redacted = redactEvent(event);
-			output.push({ json: simplify ? simplifyEvent(redacted) : redacted });
+			output.push({ json: eventRecord(this, itemIndex, redacted, simplifyEvent, legacy) });
 		}
 
 		// A page shorter than asked ends the log, unless the service caps pages: a short first

@@ -2,11 +2,14 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { ClinicClient } from '../../../shared/transport';
-import { readId, toItems, unwrap } from '../common';
+import { readId, unwrap } from '../common';
+import { recordOutputProperties, SHAPES } from '../../../shared/output';
+import { recordItems } from '../output';
 import { invoiceIdField } from './fields';
 
 export const description = updateDisplayOptions({ show: { resource: ['invoice'], operation: ['email'] } }, [
 	invoiceIdField('to e-mail to the patient; sign it first'),
+	...recordOutputProperties(SHAPES.invoice),
 ]);
 
 export async function execute(
@@ -24,5 +27,5 @@ export async function execute(
 		},
 		itemIndex,
 	);
-	return toItems(unwrap(this, body, 'invoice', itemIndex));
+	return recordItems(this, itemIndex, SHAPES.invoice, unwrap(this, body, 'invoice', itemIndex));
 }

@@ -3,7 +3,9 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 
 import type { ClinicClient } from '../../../shared/transport';
 import { idLocator } from '../locators';
-import { readId, toItems, unwrap } from '../common';
+import { readId, unwrap } from '../common';
+import { recordOutputProperties, SHAPES } from '../../../shared/output';
+import { recordItems } from '../output';
 
 const properties: INodeProperties[] = [
 	idLocator({
@@ -14,6 +16,7 @@ const properties: INodeProperties[] = [
 		description:
 			'The encounter (visit): numeric ID such as 880, the encounter_id of a consultation (Consultation > Get, or a Clinic Trigger "Consultation Finished" event), or the encounter or invoice link of a consultation',
 	}),
+	...recordOutputProperties(SHAPES.invoice),
 ];
 
 export const description = updateDisplayOptions(
@@ -36,5 +39,5 @@ export async function execute(
 		},
 		itemIndex,
 	);
-	return toItems(unwrap(this, body, 'invoice', itemIndex));
+	return recordItems(this, itemIndex, SHAPES.invoice, unwrap(this, body, 'invoice', itemIndex));
 }

@@ -2,12 +2,15 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { ClinicClient } from '../../../shared/transport';
-import { readId, toItems, unwrap } from '../common';
+import { readId, unwrap } from '../common';
+import { recordOutputProperties, SHAPES } from '../../../shared/output';
+import { recordItems } from '../output';
 import { apiFailure, isHttpStatus, settle } from '../shared';
 import { invoiceIdField } from './fields';
 
 export const description = updateDisplayOptions({ show: { resource: ['invoice'], operation: ['sign'] } }, [
 	invoiceIdField('to sign. Signing stamps the CFDI electronic invoice and cannot be undone'),
+	...recordOutputProperties(SHAPES.invoice),
 ]);
 
 /** The service's words for an invoice that was signed before (422). */
@@ -38,5 +41,5 @@ export async function execute(
 		}
 		throw error;
 	}
-	return toItems(unwrap(this, outcome.value, 'invoice', itemIndex));
+	return recordItems(this, itemIndex, SHAPES.invoice, unwrap(this, outcome.value, 'invoice', itemIndex));
 }

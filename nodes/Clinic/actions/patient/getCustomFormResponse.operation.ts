@@ -3,7 +3,9 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 
 import type { ClinicClient } from '../../../shared/transport';
 import { idLocator } from '../locators';
-import { readId, toItems } from '../common';
+import { readId } from '../common';
+import { recordOutputProperties, SHAPES } from '../../../shared/output';
+import { recordItems } from '../output';
 
 const properties: INodeProperties[] = [
 	idLocator({
@@ -14,6 +16,7 @@ const properties: INodeProperties[] = [
 		description:
 			"The patient (a person in the service): numeric ID such as 2048 (the id in the value of a Clinic Trigger \"Patient Created\" event), or a link to the person such as a consultation's person link",
 	}),
+	...recordOutputProperties(SHAPES.customFormResponse),
 ];
 
 export const description = updateDisplayOptions(
@@ -52,5 +55,5 @@ export async function execute(
 		},
 		itemIndex,
 	);
-	return toItems(responsesOf(body));
+	return recordItems(this, itemIndex, SHAPES.customFormResponse, responsesOf(body));
 }

@@ -3,7 +3,9 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 
 import type { ClinicClient } from '../../../shared/transport';
 import { idLocator } from '../locators';
-import { checkEmail, checkOptionalId, readId, toDate, toItems, unwrap } from '../common';
+import { checkEmail, checkOptionalId, readId, toDate, unwrap } from '../common';
+import { recordOutputProperties, SHAPES } from '../../../shared/output';
+import { recordItems } from '../output';
 import { isSet } from '../shared';
 
 type Kind = 'string' | 'date' | 'boolean';
@@ -137,6 +139,7 @@ const properties: INodeProperties[] = [
 			},
 		],
 	},
+	...recordOutputProperties(SHAPES.patient),
 ];
 
 export const description = updateDisplayOptions({ show: { resource: ['patient'], operation: ['update'] } }, properties);
@@ -194,5 +197,5 @@ export async function execute(
 		},
 		itemIndex,
 	);
-	return toItems(unwrap(this, body, 'person', itemIndex));
+	return recordItems(this, itemIndex, SHAPES.patient, unwrap(this, body, 'person', itemIndex));
 }

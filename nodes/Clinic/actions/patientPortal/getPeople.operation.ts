@@ -3,7 +3,9 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 
 import type { ClinicClient } from '../../../shared/transport';
 import { describeBaseUrlProblem } from '../../../shared/urls';
-import { limitRecords, returnAllOrLimit, toItems } from '../common';
+import { limitRecords, returnAllOrLimit } from '../common';
+import { recordOutputProperties, SHAPES } from '../../../shared/output';
+import { recordItems } from '../output';
 import { recordsOf } from '../shared';
 
 const properties: INodeProperties[] = [
@@ -57,6 +59,7 @@ const properties: INodeProperties[] = [
 		displayOptions: { show: { tokenSource: ['parameter'] } },
 	},
 	...returnAllOrLimit,
+	...recordOutputProperties(SHAPES.patient),
 ];
 
 export const description = updateDisplayOptions(
@@ -91,5 +94,5 @@ export async function execute(
 		{ method: 'GET', path: '/patient_portal/people', auth: 'portal', portal, subject: 'The portal\'s people' },
 		itemIndex,
 	);
-	return toItems(limitRecords(this, recordsOf(this, body, 'people', itemIndex), itemIndex));
+	return recordItems(this, itemIndex, SHAPES.patient, limitRecords(this, recordsOf(this, body, 'people', itemIndex), itemIndex));
 }
