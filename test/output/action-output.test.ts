@@ -2,10 +2,14 @@
  * Output: Simplified / Raw / Selected Fields on the Clinic node (version 1.1), and version 1
  * (every workflow saved before 1.1) giving exactly what it gave before.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 import type { INodeParameters } from 'n8n-workflow';
 import { NodeHelpers } from 'n8n-workflow';
 
 import { Clinic } from '../../nodes/Clinic/Clinic.node';
+import { resourceOptions, resources } from '../../nodes/Clinic/actions/resources';
 import { jsonOf, useSimulator } from '../actions/support';
 
 const t = useSimulator();
@@ -191,5 +195,37 @@ describe('the editor', () => {
 	it('operations without patient data have no Output', () => {
 		expect(defaults(description, 1.1, 'waitingRoom', 'getAll')).not.toHaveProperty('outputMode');
 		expect(defaults(description, 1.1, 'invoice', 'downloadPdf')).not.toHaveProperty('outputMode');
+	});
+});
+
+describe('README "Patient data" table', () => {
+	const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+	const table = readme.slice(readme.indexOf('<!-- output:start -->'), readme.indexOf('<!-- output:end -->'));
+	const description = new Clinic().description;
+	const withOutput = Object.entries(resources).flatMap(([resource, { description: properties }]) =>
+		(properties as Array<{ name: string; options?: Array<{ name: string; value: unknown }> }>)
+			.find((property) => property.name === 'operation')!
+			.options!.filter(
+				(option) =>
+					'outputMode' in
+					(NodeHelpers.getNodeParameters(description.properties, { resource, operation: option.value as string }, true, false, { typeVersion: 1.1 }, description) ?? {}),
+			)
+			.map((option) => [resourceOptions.find((r) => r.value === resource)!.name, option.name]),
+	);
+
+	it('covers nine operations', () => {
+		expect(withOutput).toHaveLength(9);
+	});
+
+	it.each(withOutput)('names %s → %s', (resourceName, operationName) => {
+		const row = table
+			.split('\n')
+			.find((line) =>
+				line
+					.split('|')[1]
+					?.split(',')
+					.some((step) => step.trim().startsWith(`${resourceName} → `) && step.split('→')[1].split('/').map((name) => name.trim()).includes(operationName)),
+			);
+		expect(row).toBeDefined();
 	});
 });
