@@ -135,7 +135,7 @@ export function isTimeout(code: string | undefined): boolean {
 
 /**
  * The network code of a request that got no answer, wherever n8n put it: 2.x hands the
- * client's error on, 1.x wraps it (`cause`, and the legacy helper's `error`). A code the
+ * client's error on, 1.x wraps it (`httpCode`, `cause`, the legacy helper's `error`). A code the
  * words know is preferred to a generic one such as ERR_BAD_RESPONSE.
  */
 export function networkCode(error: unknown): string | undefined {
@@ -146,6 +146,8 @@ export function networkCode(error: unknown): string | undefined {
 		seen.add(value);
 		const record = value as Record<string, unknown>;
 		if (typeof record.code === 'string') codes.push(record.code);
+		// 1.x's NodeApiError keeps a network failure's code only as its httpCode.
+		if (typeof record.httpCode === 'string' && /^[A-Z_]+$/.test(record.httpCode)) codes.push(record.httpCode);
 		for (const key of ['cause', 'error', 'errorResponse', 'reason']) visit(record[key], depth + 1);
 	};
 	visit(error, 0);
