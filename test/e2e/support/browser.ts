@@ -118,7 +118,9 @@ function matches(allowed: unknown[], value: unknown): boolean {
  * parameters not given are their defaults). Conditions objects (`_cnd`) count as met.
  */
 export function shownProperties(description: INodeTypeDescription, given: Values): INodeProperties[] {
-	const values: Values = { '@version': description.version, ...Object.fromEntries(description.properties.map((p) => [p.name, p.default])), ...given };
+	// A node the editor adds has the default version (the highest when none is named).
+	const version = description.defaultVersion ?? (Array.isArray(description.version) ? Math.max(...description.version) : description.version);
+	const values: Values = { '@version': version, ...Object.fromEntries(description.properties.map((p) => [p.name, p.default])), ...given };
 	const shown = (property: INodeProperties): boolean => {
 		const { show, hide } = property.displayOptions ?? {};
 		for (const [key, allowed] of Object.entries(show ?? {})) {
