@@ -154,7 +154,12 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			if (await page.getByTestId('ndv').isVisible()) await closePanel(page);
 
 			await pickFromNodesPanel(page, 'Clinic', 'Clinic');
-			// The actions list: one entry per operation, under its resource.
+			// The actions list: one entry per operation, under its resource. The panel fills in
+			// its list as it renders (slowly on a busy machine): read it once every entry is there.
+			const expectedActions = resources.flatMap((resource) => operationsOf(resource.value).map((operation) => operation.action!));
+			for (const action of expectedActions) {
+				await creatorItems(page).filter({ has: page.getByText(action, { exact: true }) }).first().waitFor({ state: 'attached' });
+			}
 			const actions = (await creatorItems(page).allInnerTexts()).map((text) => text.trim());
 			for (const resource of resources) {
 				for (const operation of operationsOf(resource.value)) expect(actions).toContain(operation.action);
