@@ -43,7 +43,9 @@ const descriptions: Record<string, INodeTypeDescription> = {
 	'n8n-nodes-clinic.clinicEventLogTrigger': new ClinicEventLogTrigger().description,
 };
 
-type ExampleNode = Omit<INode, 'parameters'> & { parameters: Record<string, unknown> };
+interface ExampleNode extends INode {
+	parameters: Record<string, unknown>;
+}
 
 const isExpression = (value: unknown) => typeof value === 'string' && value.startsWith('=');
 
@@ -113,9 +115,9 @@ function problems(property: INodeProperties, value: unknown, path: string): stri
  * parameters with their defaults filled in, as the editor does.
  */
 function displayedProperty(description: INodeTypeDescription, node: ExampleNode, name: string): INodeProperties | undefined {
-	const values = NodeHelpers.getNodeParameters(description.properties, node.parameters as never, true, false, node as INode, description) ?? {};
+	const values = NodeHelpers.getNodeParameters(description.properties, node.parameters as never, true, false, node, description) ?? {};
 	return description.properties.find(
-		(property) => property.name === name && NodeHelpers.displayParameter(values, property, node as INode, description, values),
+		(property) => property.name === name && NodeHelpers.displayParameter(values, property, node, description, values),
 	);
 }
 
