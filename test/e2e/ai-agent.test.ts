@@ -56,12 +56,13 @@ describe('Clinic tools in n8n\'s AI Agent (n8n 2.41.1)', () => {
 		n8n.run(async () => {
 			const result = await executeWorkflow(n8n.ctx, workflowId);
 
-			// What n8n told the model about each tool: the operation's action text.
+			// What n8n told the model about each tool: the example's tool descriptions (Set Manually),
+			// not the short action names a person sees on the canvas.
 			const tools = model.requests[0].body.tools ?? [];
 			const described = (node: string) => tools.find((tool) => tool.name === names.get(node)?.replace(' ', '_'))?.description ?? '';
 			expect(described('Email Invoice')).toMatch(/must be signed first and an unsigned invoice is refused/);
-			expect(described('Sign Invoice')).toMatch(/cannot be undone/);
-			expect(described('Get Invoice of Encounter')).toMatch(/encounter ID such as 880/);
+			expect(described('Sign Invoice')).toMatch(/cannot be undone: sign only when the user asks/);
+			expect(described('Get Invoice of Encounter')).toMatch(/encounter ID, a whole number such as 880/);
 			// Model-filled parameters carry their description.
 			const emailTool = tools.find((tool) => tool.name === names.get('Email Invoice')?.replace(' ', '_'));
 			expect(emailTool?.parameters?.properties?.Invoice_ID?.description).toMatch(/whole number/);

@@ -96,3 +96,36 @@ describe('as an AI agent tool', () => {
 		expect(defaults(description, resource, operation).simplify).toBe(false);
 	});
 });
+
+describe('action names', () => {
+	const description = new Clinic().description;
+	const operations = description.properties
+		.filter((property) => property.name === 'operation')
+		.flatMap((property) =>
+			((property.options ?? []) as INodePropertyOptions[]).map((option) => ({
+				resource: String(property.displayOptions?.show?.resource?.[0]),
+				operation: String(option.value),
+				action: String(option.action),
+			})),
+		);
+
+	it('every operation has a short action in n8n\'s style: a verb, an article or "many", a few words', () => {
+		expect(operations.length).toBeGreaterThan(15);
+		for (const { action } of operations) {
+			expect(action).toMatch(/^(Get|Add|Create|Delete|Update|Sign|Email|Download|Send|Verify|Prescribe) /);
+			expect(action.length).toBeLessThanOrEqual(36);
+			expect(action).not.toMatch(/such as|\bID\b|\d/);
+		}
+	});
+
+	it.each([
+		['invoice', 'sign', 'Sign an invoice'],
+		['invoice', 'email', 'Email an invoice'],
+		['consultation', 'get', 'Get a consultation'],
+	])('n8n names a node added for %s %s "%s", and its tool "… in Clinic"', (resource, operation, name) => {
+		const parameters = { resource, operation };
+		expect(NodeHelpers.makeNodeName(parameters, description)).toBe(name);
+		// A tool left on "Set Automatically" is described to the model as the action in Clinic.
+		expect(NodeHelpers.getToolDescriptionForNode({ parameters } as never, { description } as never)).toBe(`${name} in Clinic`);
+	});
+});

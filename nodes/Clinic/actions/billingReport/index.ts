@@ -16,7 +16,7 @@ export const description: INodeProperties[] = [
 				name: 'Get',
 				value: 'get',
 				description: 'Get the billing report of charges and invoices between two dates, per encounter',
-				action: 'Get the billing report of the encounters between two dates with invoice totals in cents and whether each invoice is signed',
+				action: 'Get a billing report',
 			},
 		],
 		default: 'get',

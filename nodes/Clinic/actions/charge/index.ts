@@ -16,7 +16,7 @@ export const description: INodeProperties[] = [
 				name: 'Add to Invoice',
 				value: 'addToInvoice',
 				description: 'Add a charge (invoice item) with quantity and unit value to an unsigned invoice',
-				action: 'Add a charge to an unsigned invoice by invoice ID such as 42 with a quantity and a unit value in currency units not cents',
+				action: 'Add a charge to an invoice',
 			},
 		],
 		default: 'addToInvoice',

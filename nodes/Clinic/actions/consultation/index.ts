@@ -16,7 +16,7 @@ export const description: INodeProperties[] = [
 				name: 'Get',
 				value: 'get',
 				description: 'Get a consultation by ID, with its links to prescriptions, invoice and more',
-				action: 'Get a consultation by ID such as 1024 with its cause and times and the encounter ID that leads to its invoice',
+				action: 'Get a consultation',
 			},
 		],
 		default: 'get',

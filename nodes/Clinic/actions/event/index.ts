@@ -16,7 +16,7 @@ export const description: INodeProperties[] = [
 				name: 'Get Many',
 				value: 'getAll',
 				description: 'Get many events the webhook service emitted, with their delivery logs',
-				action: 'Get many events the webhook service emitted with their payload',
+				action: 'Get many events',
 			},
 		],
 		default: 'getAll',

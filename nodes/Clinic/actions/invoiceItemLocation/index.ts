@@ -16,7 +16,7 @@ export const description: INodeProperties[] = [
 				name: 'Get Many',
 				value: 'getAll',
 				description: 'Get many invoice item locations',
-				action: 'Get many invoice item locations such as the pharmacy or the laboratory',
+				action: 'Get many invoice item locations',
 			},
 		],
 		default: 'getAll',

@@ -16,7 +16,7 @@ export const description: INodeProperties[] = [
 				name: 'Add to Consultation',
 				value: 'addToConsultation',
 				description: 'Prescribe a drug in a consultation, with dose, frequency and duration',
-				action: 'Prescribe a drug of the clinic catalog in a consultation by consultation ID such as 1024 and prescription drug ID',
+				action: 'Prescribe a drug in a consultation',
 			},
 		],
 		default: 'addToConsultation',

@@ -16,7 +16,7 @@ export const description: INodeProperties[] = [
 				name: 'Get',
 				value: 'get',
 				description: 'Get a state (geography) by ID, with its name and abbreviation',
-				action: 'Get a state by ID such as 9 with its name and abbreviation',
+				action: 'Get a state',
 			},
 		],
 		default: 'get',

@@ -16,7 +16,7 @@ export const description: INodeProperties[] = [
 				name: 'Get Many',
 				value: 'getAll',
 				description: 'Get many telehealth waiting rooms',
-				action: 'Get many telehealth waiting rooms with their schedules',
+				action: 'Get many waiting rooms',
 			},
 		],
 		default: 'getAll',
