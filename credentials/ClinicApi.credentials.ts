@@ -20,6 +20,7 @@ import {
 	signIn,
 	wasRefused,
 } from './ClinicAuth';
+import { withServiceWords } from './ClinicTokenEndpoint';
 import { placeIntegrationToken } from './ClinicTokenPlacement';
 import { hostProperties, integrationTestRequest, sessionProperties } from './ClinicProperties';
 import { normaliseApiBaseUrl } from './ClinicNetwork';
@@ -42,7 +43,7 @@ export class ClinicApi implements ICredentialType {
 			default: '',
 			required: true,
 			placeholder: 'integrations@your-clinic.com',
-			description: 'E-mail address of the integration account',
+			description: 'E-mail address of the integration account your clinic service set up for n8n',
 		},
 		{
 			displayName: 'Password',
@@ -52,7 +53,7 @@ export class ClinicApi implements ICredentialType {
 			default: '',
 			required: true,
 			description:
-				'Password of the integration account. For accounts with two-factor verification use the Clinic Refresh Token API credential instead.',
+				'Password of that account. For an account with two-factor verification use the Clinic Refresh Token API credential instead.',
 		},
 		...sessionProperties,
 		{
@@ -95,9 +96,9 @@ export class ClinicApi implements ICredentialType {
 			});
 			if (signedIn.kind === 'twoFactor') throw new ClinicSignInError(TWO_FACTOR_MESSAGE);
 			if (signedIn.kind === 'refused') {
-				throw new ClinicSignInError(
-					`The clinic service refused the username or password${signedIn.detail}. Check both in the Clinic API credential.`,
-				);
+				const message = 'The clinic service refused the username or password. Check both in the Clinic API credential.';
+				// The node error keeps the service's own words in its details; the Test button shows the message alone.
+				throw new ClinicSignInError(isTransportData(credentials) ? withServiceWords(message, signedIn.detail) : message);
 			}
 			return {
 				...sessionFromAnswer(signedIn.answer, fingerprint),

@@ -10,7 +10,8 @@ export const apiBaseUrlProperty: INodeProperties = {
 	default: '',
 	required: true,
 	placeholder: 'https://api.your-clinic-service.com/api/v1',
-	description: 'The main API address you were given. With or without /api/v1 and a trailing slash: both work.',
+	description:
+		'The API address your clinic service gave you with the integration account (its support can tell you). With or without /api/v1 and a trailing slash: both work.',
 };
 
 /** `baseUrl` normalised: the body of the credentials' test-request expressions. */
@@ -29,7 +30,7 @@ export const hostProperties: INodeProperties[] = [
 		default: '',
 		placeholder: 'https://webhooks.your-clinic-service.com',
 		description:
-			'Address of the webhook service, a separate host from the API (e.g. https://webhooks.example.com). The Clinic Trigger, the Clinic Event Log Trigger and the Webhook Subscription and Event operations need it; when it is set, the credential Test checks it too.',
+			'The webhook service address your clinic service gave you, a separate host from the API (e.g. https://webhooks.example.com). The Clinic Trigger, the Clinic Event Log Trigger and the Webhook Subscription and Event operations need it; when it is set, the credential Test checks it too.',
 	},
 	{
 		displayName: 'Topic Prefix',
@@ -38,7 +39,7 @@ export const hostProperties: INodeProperties[] = [
 		default: '',
 		placeholder: 'clinic-38729',
 		description:
-			'Prefix assigned to your organisation for webhook topics (the part before the dot in clinic-38729.patient)',
+			'Your organisation\'s code for webhook events, given by your clinic service with the integration account (e.g. clinic-38729). The triggers and the Webhook Subscription and Event operations need it.',
 	},
 	{
 		displayName: 'CFDI Download Query Parameter',
@@ -46,7 +47,7 @@ export const hostProperties: INodeProperties[] = [
 		type: 'string',
 		default: DEFAULT_CFDI_QUERY_PARAMETER,
 		description:
-			'Name of the query parameter that carries the access token on invoice PDF/XML downloads. Change it only if your service uses another name.',
+			'Leave it as token unless your clinic service\'s support tells you otherwise: the name under which invoice PDF and XML downloads carry the sign-in',
 	},
 ];
 

@@ -52,7 +52,7 @@ export class ClinicRefreshTokenApi implements ICredentialType {
 			default: '',
 			required: true,
 			description:
-				'A refresh token for an account with two-factor verification. n8n exchanges it for access tokens and keeps the new refresh token the service hands back after each use.',
+				'For an account with two-factor verification: a refresh token from the clinic web app, after you sign in there with the second factor. n8n exchanges it for access tokens and keeps the new refresh token the service hands back after each use.',
 		},
 		...sessionProperties,
 		{

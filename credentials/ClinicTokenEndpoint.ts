@@ -60,10 +60,33 @@ function looksLikeHtml(response: FullResponse): boolean {
 }
 
 /** The service's own words from an error answer, never echoing anything we sent. */
-function serviceMessage(body: IDataObject | undefined): string {
+function serviceWords(body: IDataObject | undefined): string {
 	if (!body) return '';
-	const parts = [body.error, body.error_description].filter((part) => typeof part === 'string');
-	return parts.length ? ` (${parts.join(': ')})` : '';
+	return [body.error, body.error_description].filter((part) => typeof part === 'string').join(': ');
+}
+
+function serviceMessage(body: IDataObject | undefined): string {
+	const words = serviceWords(body);
+	return words ? ` (${words})` : '';
+}
+
+/**
+ * A refused sign-in's message says what is wrong and what to do in plain words. The
+ * service's own protocol text (`invalid_grant: The provided authorization grant is
+ * invalid…`) rides after this mark, for the node error's details (see `signInError`), and
+ * never reaches the message a person reads first.
+ */
+export const SERVICE_WORDS_MARK = '\n\nThe service answered: ';
+
+export function withServiceWords(message: string, words: string): string {
+	return words ? `${message}${SERVICE_WORDS_MARK}${words}` : message;
+}
+
+/** The plain message and the service's words, split apart again. */
+export function splitServiceWords(message: string): { message: string; serviceWords?: string } {
+	const at = message.indexOf(SERVICE_WORDS_MARK);
+	if (at < 0) return { message };
+	return { message: message.slice(0, at), serviceWords: message.slice(at + SERVICE_WORDS_MARK.length) };
 }
 
 /** The token endpoint's answer, or the network code when none came back. */
@@ -122,6 +145,7 @@ export class ClinicSignInError extends Error {
 
 export type ExchangeOutcome =
 	| { kind: 'token'; answer: TokenAnswer }
+	/** detail: the service's own words (`invalid_grant: …`), for support, not for the message. */
 	| { kind: 'refused'; status: number; detail: string }
 	| { kind: 'twoFactor' };
 
@@ -155,7 +179,7 @@ export async function exchange(
 	}
 	if (response.statusCode === 403 && body?.token_type === '2fa') return { kind: 'twoFactor' };
 	if (response.statusCode === 400 || response.statusCode === 401) {
-		return { kind: 'refused', status: response.statusCode, detail: serviceMessage(body) };
+		return { kind: 'refused', status: response.statusCode, detail: serviceWords(body) };
 	}
 	throw new ClinicSignInError(
 		`The clinic service's token endpoint answered ${response.statusCode}${serviceMessage(body)}. Try again later; if it persists, check the API Base URL.`,

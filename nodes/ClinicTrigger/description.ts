@@ -14,7 +14,7 @@ export const triggerProperties: INodeProperties[] = [
 	{
 		// n8n offers no display condition on its own webhook address, so this shows always.
 		displayName:
-			"The clinic service sends events only to https:// addresses. If the webhook URLs above start with http:// (a local n8n), set n8n's WEBHOOK_URL to a public https:// address, or for a local test turn on Options > Allow Insecure URL.",
+			"The clinic service sends events only to public https:// addresses. If the webhook URLs above start with http:// (an n8n without a public address), use the Clinic Event Log Trigger instead: it fetches new events from the service and needs no public address. Otherwise set n8n's WEBHOOK_URL to your public https:// address; for a local test only, turn on Options > Allow Insecure URL.",
 		name: 'httpsNotice',
 		type: 'notice',
 		default: '',

@@ -6,7 +6,7 @@ import { EVENTS, TOPICS } from './catalog';
 /**
  * Every event of every topic, value `<suffix>:<name>`, named as people say it
  * ("Consultation Finished"); `action` is the name n8n gives a trigger added for it
- * ("On consultation finished"). The service's own spelling stays in the description.
+ * ("On consultation finished"). The service's own spelling is in the hint under the name.
  */
 export const eventOptions: INodePropertyOptions[] = [...EVENTS]
 	.sort((a, b) => a.label.localeCompare(b.label))
@@ -14,7 +14,7 @@ export const eventOptions: INodePropertyOptions[] = [...EVENTS]
 		name: event.label,
 		value: event.key,
 		action: event.action,
-		description: `Event "${event.name}" on topic "${event.suffix}" (sent as your Topic Prefix + ".${event.suffix}")`,
+		description: `The service calls it ${event.name}, on the topic ending in .${event.suffix}`,
 	}));
 
 /** Catalog topics: value is the suffix the credential's prefix completes. */

@@ -117,13 +117,22 @@ export function transportError(
 	return new NodeApiError(node, { message } as JsonObject, { message, description, itemIndex });
 }
 
-/** The sign-in failed: the message is the credential's own, which names the fix. */
+/**
+ * The sign-in failed: the message is the credential's own, which names the fix. The
+ * service's protocol words, when the credential kept them, go to the error's details.
+ */
 export function signInError(node: INode, reason: string, host: string, itemIndex?: number): NodeApiError {
+	const { message, serviceWords } = splitServiceWords(reason);
 	const description = `Signing in at ${host} failed. n8n tries to sign in once per execution, so nothing more was sent with this credential in this run.`;
-	return new NodeApiError(node, { message: reason, description } as JsonObject, { message: reason, description, itemIndex });
+	return new NodeApiError(
+		node,
+		{ message, description, ...(serviceWords ? { error: serviceWords } : {}) } as JsonObject,
+		{ message, description, itemIndex },
+	);
 }
 
 import { networkFailureWords } from '../../credentials/ClinicNetwork';
+import { splitServiceWords } from '../../credentials/ClinicTokenEndpoint';
 
 export { networkFailureWords };
 

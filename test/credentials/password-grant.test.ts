@@ -321,9 +321,12 @@ describe('two-factor accounts', () => {
 });
 
 describe('wrong password', () => {
-	test('a plain message, one token request, nothing saved', async () => {
+	test('a plain message, one token request, nothing saved; the service\'s OAuth words only in the details', async () => {
 		const result = await run({ parameters, credentials: { clinicApi: passwordCredential(sim, { password: 'wrong-password-123' }) } });
-		expect(result.error?.message).toMatch(/refused the username or password/);
+		expect(result.error?.message).toBe('The clinic service refused the username or password. Check both in the Clinic API credential.');
+		expect(result.error?.description).not.toMatch(/invalid_grant/);
+		// Kept for support in the error's details (what n8n shows under "Error details").
+		expect(JSON.stringify((result.error as { errorResponse?: unknown }).errorResponse)).toMatch(/"error":"invalid_grant: /);
 		expect(sim.tokenRequests()).toBe(1);
 		expect(result.store.updates).toHaveLength(0);
 	});

@@ -105,7 +105,8 @@ describe('Clinic API', () => {
 			const result = await test$('clinicApi', passwordCredential(sim, { password: 'wrong-password-123' }));
 			expect(result.status).toBe('Error');
 			expect(result.message).toMatch(/refused the username or password/i);
-			expect(result.message).toMatch(/Check both in the Clinic API credential/);
+			expect(result.message).toMatch(/Check both in the Clinic API credential\.$/);
+			expect(result.message).not.toMatch(/invalid_grant|authorization grant/);
 			expect(apiCalls(sim)).toHaveLength(0);
 			messages.wrongPassword = result.message;
 		});

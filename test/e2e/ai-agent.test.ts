@@ -60,7 +60,7 @@ describe('Clinic tools in n8n\'s AI Agent (n8n 2.41.1)', () => {
 			// not the short action names a person sees on the canvas.
 			const tools = model.requests[0].body.tools ?? [];
 			const described = (node: string) => tools.find((tool) => tool.name === names.get(node)?.replace(' ', '_'))?.description ?? '';
-			expect(described('Email Invoice')).toMatch(/must be signed first and an unsigned invoice is refused/);
+			expect(described('Email Invoice')).toMatch(/must be signed first: an unsigned invoice is refused/);
 			expect(described('Sign Invoice')).toMatch(/cannot be undone: sign only when the user asks/);
 			expect(described('Get Invoice of Encounter')).toMatch(/encounter ID, a whole number such as 880/);
 			// Model-filled parameters carry their description.

@@ -8,6 +8,9 @@ import '../helpers/n8n-env';
 import { NodeHelpers, Workflow } from 'n8n-workflow';
 import type { INode, INodeParameters, INodePropertyOptions } from 'n8n-workflow';
 
+import { ClinicApi } from '../../credentials/ClinicApi.credentials';
+import { ClinicPatientPortalApi } from '../../credentials/ClinicPatientPortalApi.credentials';
+import { ClinicRefreshTokenApi } from '../../credentials/ClinicRefreshTokenApi.credentials';
 import { Clinic } from '../../nodes/Clinic/Clinic.node';
 import { ClinicTrigger } from '../../nodes/ClinicTrigger/ClinicTrigger.node';
 import { describeBaseUrlProblem, insecureWebhookAddressMessage, missingWebhookServiceUrlMessage } from '../../nodes/shared/urls';
@@ -127,5 +130,28 @@ describe('action names', () => {
 		expect(NodeHelpers.makeNodeName(parameters, description)).toBe(name);
 		// A tool left on "Set Automatically" is described to the model as the action in Clinic.
 		expect(NodeHelpers.getToolDescriptionForNode({ parameters } as never, { description } as never)).toBe(`${name} in Clinic`);
+	});
+});
+
+describe('panel words', () => {
+	it('every resource has a one-line description', () => {
+		const resource = new Clinic().description.properties.find((property) => property.name === 'resource');
+		for (const option of (resource?.options ?? []) as INodePropertyOptions[]) {
+			expect(option.description).toMatch(/^[A-Z].{10,90}$/);
+		}
+	});
+});
+
+describe('credential fields', () => {
+	it('every field a person fills in says where its value comes from', () => {
+		for (const credential of [new ClinicApi(), new ClinicRefreshTokenApi(), new ClinicPatientPortalApi()]) {
+			for (const property of credential.properties.filter((candidate) => candidate.type !== 'hidden')) {
+				expect([credential.name, property.name, property.description ?? '']).toEqual([
+					credential.name,
+					property.name,
+					expect.stringMatching(/gave you|given by|from the|support|set up for n8n|of that account|Verify Code/),
+				]);
+			}
+		}
 	});
 });

@@ -43,9 +43,7 @@ const descriptions: Record<string, INodeTypeDescription> = {
 	'n8n-nodes-clinic.clinicEventLogTrigger': new ClinicEventLogTrigger().description,
 };
 
-interface ExampleNode extends INode {
-	parameters: Record<string, unknown>;
-}
+type ExampleNode = Omit<INode, 'parameters'> & { parameters: Record<string, unknown> };
 
 const isExpression = (value: unknown) => typeof value === 'string' && value.startsWith('=');
 
@@ -115,9 +113,9 @@ function problems(property: INodeProperties, value: unknown, path: string): stri
  * parameters with their defaults filled in, as the editor does.
  */
 function displayedProperty(description: INodeTypeDescription, node: ExampleNode, name: string): INodeProperties | undefined {
-	const values = NodeHelpers.getNodeParameters(description.properties, node.parameters as never, true, false, node, description) ?? {};
+	const values = NodeHelpers.getNodeParameters(description.properties, node.parameters as never, true, false, node as INode, description) ?? {};
 	return description.properties.find(
-		(property) => property.name === name && NodeHelpers.displayParameter(values, property, node, description, values),
+		(property) => property.name === name && NodeHelpers.displayParameter(values, property, node as INode, description, values),
 	);
 }
 

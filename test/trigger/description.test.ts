@@ -46,8 +46,11 @@ describe('Clinic Trigger description', () => {
 		});
 		expect(byValue.get('invoice-item:invoice-item-created')?.action).toBe('On charge created');
 		expect(byValue.get('prescription:prescription-cancel')?.name).toBe('Prescription Cancelled');
-		// The service's spelling stays visible where it matters: the option's description.
-		expect(byValue.get('prescription:prescription-cancel')?.description).toContain('"prescription-cancel"');
+		// The service's spelling stays visible in the hint under the name, in plain words.
+		expect(byValue.get('prescription:prescription-cancel')?.description).toBe(
+			'The service calls it prescription-cancel, on the topic ending in .prescription',
+		);
+		for (const option of options) expect(option.description).not.toMatch(/Topic Prefix \+|"/);
 		expect(byValue.get('account:created')?.name).toBe('Account Created');
 		for (const option of options) {
 			expect(option.name).not.toMatch(/[-:]/);
@@ -56,9 +59,10 @@ describe('Clinic Trigger description', () => {
 		expect(new Set(options.map((o) => o.action)).size).toBe(options.length);
 	});
 
-	it('tells on the panel which webhook address the service accepts and how to fix an http one', () => {
+	it('tells on the panel which webhook address the service accepts, and points an n8n without a public address to the Event Log Trigger', () => {
 		const notice = property('httpsNotice');
 		expect(notice.type).toBe('notice');
+		expect(notice.displayName).toContain('use the Clinic Event Log Trigger instead');
 		expect(notice.displayName).toContain('WEBHOOK_URL');
 		expect(notice.displayName).toContain('Allow Insecure URL');
 		// Once the user allowed http for a local test, the notice has said its piece.

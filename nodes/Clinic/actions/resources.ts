@@ -30,18 +30,18 @@ export const resources = {
 };
 
 export const resourceOptions: INodePropertyOptions[] = [
-	{ name: 'Billing Report', value: 'billingReport' },
+	{ name: 'Billing Report', value: 'billingReport', description: 'Charges and invoice totals per encounter between two dates' },
 	{ name: 'Charge', value: 'charge', description: 'A line (invoice item) on a consultation invoice' },
-	{ name: 'Consultation', value: 'consultation' },
+	{ name: 'Consultation', value: 'consultation', description: 'A visit with a doctor: its cause, times and the invoice it leads to' },
 	{ name: 'Event', value: 'event', description: 'Events the webhook service emitted, with delivery logs' },
 	{ name: 'Invoice', value: 'invoice', description: 'Invoices and their CFDI electronic invoice' },
-	{ name: 'Invoice Item Location', value: 'invoiceItemLocation' },
-	{ name: 'Patient', value: 'patient' },
+	{ name: 'Invoice Item Location', value: 'invoiceItemLocation', description: 'Where a charge is made, e.g. the pharmacy or the laboratory' },
+	{ name: 'Patient', value: 'patient', description: 'A patient\'s details and answers to the clinic\'s forms' },
 	{ name: 'Patient Portal', value: 'patientPortal', description: 'Phone verification and the portal token' },
-	{ name: 'Prescription Drug', value: 'prescriptionDrug' },
+	{ name: 'Prescription Drug', value: 'prescriptionDrug', description: 'A drug of the clinic\'s catalog, prescribed in a consultation' },
 	{ name: 'State', value: 'state', description: 'Geography: states by ID' },
 	{ name: 'Waiting Room', value: 'waitingRoom', description: 'Telehealth waiting rooms' },
-	{ name: 'Webhook Subscription', value: 'webhookSubscription' },
+	{ name: 'Webhook Subscription', value: 'webhookSubscription', description: 'Which events the webhook service sends to which address' },
 ];
 
 /** Operations that need no credential at all. */
