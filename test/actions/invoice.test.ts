@@ -47,6 +47,8 @@ describe('Invoice > Email', () => {
 		const result = await t.run({ resource: 'invoice', operation: 'email', invoiceId: '3' });
 
 		expect(jsonOf(result)[0]).toMatchObject({ id: 3 });
+		// Version 1 outputs the service's invoice exactly as before: no email_sent.
+		expect(jsonOf(result)[0]).not.toHaveProperty('email_sent');
 		expect(t.requests()[0]).toMatchObject({ method: 'POST', path: '/api/v1/invoices/3/email_invoice', body: null });
 		expect(t.sim.data.invoiceEmails).toHaveLength(1);
 	});

@@ -88,7 +88,13 @@ describe('new nodes (version 1.1): Simplified by default', () => {
 		const [signed] = jsonOf(await t.run({ resource: 'invoice', operation: 'sign', invoiceId: '1' }, V11));
 		expect(signed).toMatchObject({ id: 1, signed_at: expect.any(String), tax_attributes: expect.any(Object) });
 		const [emailed] = jsonOf(await t.run({ resource: 'invoice', operation: 'email', invoiceId: '1' }, V11));
-		expect(emailed).toMatchObject({ id: 1 });
+		// The item says the e-mail went out, for the next step's {{ $json.email_sent }}.
+		expect(emailed).toMatchObject({ email_sent: true, id: 1, total_cents: expect.any(Number) });
+		expect(t.sim.data.invoiceEmails.at(-1)).toMatchObject({ invoice_id: 1 });
+		const [picked] = jsonOf(await t.run({ resource: 'invoice', operation: 'email', invoiceId: '1', outputMode: 'fields', outputFields: [] }, V11));
+		expect(picked).toMatchObject({ email_sent: true, id: 1 });
+		const [raw] = jsonOf(await t.run({ resource: 'invoice', operation: 'email', invoiceId: '1', outputMode: 'raw' }, V11));
+		expect(raw).not.toHaveProperty('email_sent');
 		expectNone([got, signed, emailed], CLINICAL);
 	});
 

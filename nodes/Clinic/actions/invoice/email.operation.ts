@@ -3,7 +3,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { ClinicClient } from '../../../shared/transport';
 import { readId, unwrap } from '../common';
-import { recordOutputProperties, SHAPES } from '../../../shared/output';
+import { readOutputChoice, recordOutputProperties, SHAPES } from '../../../shared/output';
 import { recordItems } from '../output';
 import { invoiceIdField } from './fields';
 
@@ -27,5 +27,10 @@ export async function execute(
 		},
 		itemIndex,
 	);
-	return recordItems(this, itemIndex, SHAPES.invoice, unwrap(this, body, 'invoice', itemIndex));
+	const items = recordItems(this, itemIndex, SHAPES.invoice, unwrap(this, body, 'invoice', itemIndex));
+	// The service answers the invoice alone. Version 1.1 says what happened, for the next step
+	// ({{ $json.email_sent }}); Raw keeps the service's answer as it came, version 1 as it was.
+	const choice = readOutputChoice(this, itemIndex);
+	if (!choice || choice.mode === 'raw') return items;
+	return items.map((item) => ({ ...item, json: { email_sent: true, ...item.json } }));
 }
