@@ -2,15 +2,13 @@
  * `npm run demo`: n8n with this package, against the simulator, ready to click through.
  * Uses the same machinery as the end-to-end tests (test/e2e/harness).
  */
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync, writeFileSync } from 'node:fs';
 
 import { startSimulator } from '../test/simulator';
 import {
 	DEFAULT_OWNER,
 	N8N_VERSIONS,
 	N8nContext,
-	REPO_ROOT,
 	ensureN8n,
 	importCredentials,
 	importWorkflows,
@@ -19,6 +17,7 @@ import {
 } from '../test/e2e/harness';
 import { exampleFiles, fakeModelCredential, loadExample, simulatorCredentials } from '../test/e2e/support/examples';
 import { startFakeModel } from '../test/e2e/support/fake-model';
+import { DEMO_DIR, DEMO_SESSION_FILE, type DemoSession } from './demo-session';
 
 const FLAGSHIP = 'consultation-finished-sign-email-pdf.json';
 
@@ -44,7 +43,7 @@ async function main(): Promise<void> {
 	const install = ensureN8n(version);
 
 	const sim = await startSimulator({ apiPort: 4010, webhooksPort: 4011, allowHttpCallbacks: true });
-	const rootDir = join(REPO_ROOT, '.n8n-demo');
+	const rootDir = DEMO_DIR;
 	rmSync(rootDir, { recursive: true, force: true });
 	const ctx = new N8nContext({ version, label: 'demo' }, install, rootDir, port);
 
@@ -61,16 +60,29 @@ async function main(): Promise<void> {
 
 	say('Starting n8n...');
 	const server = await startN8n(ctx);
-	await server.activateWorkflow(ids[files.indexOf(FLAGSHIP)]);
+	const flagshipId = ids[files.indexOf(FLAGSHIP)];
+	await server.activateWorkflow(flagshipId);
+	const flagshipName = loadExample(FLAGSHIP, sim).name;
+	// A fresh finished consultation with a chargeable invoice on every call: the flagship runs each time.
+	const finishCommand = `curl -s -X POST ${sim.apiOrigin}/__sim/finish-consultation`;
+	const session: DemoSession = {
+		baseUrl: ctx.baseUrl,
+		apiKey: ctx.auth?.apiKey ?? '',
+		workflowId: flagshipId,
+		workflowName: flagshipName,
+		finishCommand,
+	};
+	writeFileSync(DEMO_SESSION_FILE, JSON.stringify(session), { mode: 0o600 });
 
 	say();
 	say(`n8n editor:      ${ctx.baseUrl}   (log in as ${DEFAULT_OWNER.email} / ${DEFAULT_OWNER.password})`);
 	say(`Simulator API:   ${sim.apiBaseUrl}   account ${sim.demo.username} / ${sim.demo.password}`);
 	say(`Webhook service: ${sim.webhooksBaseUrl}   topic prefix ${sim.topicPrefix}`);
 	say(`Credentials "Clinic API (simulator)" and "Clinic Patient Portal (simulator)" and ${files.length} example workflows are loaded;`);
-	say(`"${loadExample(FLAGSHIP, sim).name}" is active. Finish a consultation to run it:`);
-	say(`  curl -s -X POST ${sim.apiOrigin}/__sim/emit -H 'content-type: application/json' \\`);
-	say(`    -d '{"topicSuffix":"consultation","eventName":"consultation-finished","value":{"id":1,"encounter_id":1}}'`);
+	say(`"${flagshipName}" is active. Finish a new consultation to run it (as often as you like):`);
+	say(`  ${finishCommand}`);
+	say('Then see what the last run did:');
+	say('  npm run demo:last');
 	say(`n8n's log: ${server.logFile}`);
 	say('Ctrl+C stops n8n and the simulator.');
 
@@ -79,6 +91,7 @@ async function main(): Promise<void> {
 		if (stopping) return;
 		stopping = true;
 		say('\nStopping...');
+		rmSync(DEMO_SESSION_FILE, { force: true });
 		await server.stop();
 		await sim.close();
 		await model.close();

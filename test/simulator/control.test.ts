@@ -191,6 +191,24 @@ describe('HTTP control surface under /__sim/', () => {
 		expect(sim.data.invoices.size).toBe(3);
 	});
 
+	test('finish-consultation: a fresh finished consultation per call, whose invoice can be signed and e-mailed every time', async () => {
+		const token = await accessToken(sim);
+		const seen = new Set<number>();
+		for (let run = 0; run < 3; run++) {
+			const event = (await post('finish-consultation')).json;
+			expect(event).toMatchObject({ name: 'consultation-finished', topic: `${sim.topicPrefix}.consultation` });
+			const { id, encounter_id: encounterId } = event.value as { id: number; encounter_id: number };
+			expect(seen.has(id)).toBe(false);
+			seen.add(id);
+			expect((await api(sim, token, `/consultations/${id}`)).json).toMatchObject({ consultation: { id, finished_at: expect.any(String) } });
+			const invoice = (await api(sim, token, `/encounters/${encounterId}/invoice`)).json.invoice as { id: number; total_cents: number };
+			expect(invoice.total_cents).toBeGreaterThan(0);
+			expect((await api(sim, token, `/invoices/${invoice.id}/sign`, { method: 'POST' })).status).toBe(200);
+			expect((await api(sim, token, `/invoices/${invoice.id}/email_invoice`, { method: 'POST' })).status).toBe(200);
+		}
+		expect(sim.data.invoiceEmails).toHaveLength(3);
+	});
+
 	test('unknown control paths answer 404', async () => {
 		expect((await control('nothing-here')).status).toBe(404);
 	});

@@ -206,6 +206,12 @@ const routes: Array<Route<ControlContext>> = [
 		},
 	},
 	{
+		// The demo's "finish a consultation": a fresh one each call, so the flagship runs every time.
+		method: 'POST',
+		pattern: /^\/finish-consultation$/,
+		handler: async (ctx) => ok(await ctx.state.finishConsultation()),
+	},
+	{
 		method: 'POST',
 		pattern: /^\/seed-events$/,
 		handler: (ctx, call) => {

@@ -4,7 +4,7 @@
 import { Auth } from './auth';
 import { EventBus, assertCatalogEvent } from './deliveries';
 import { Faults } from './faults';
-import { ORGANIZATION_ID, createStore, patientEventValue, seedSignedInvoices, type Store } from './store';
+import { ORGANIZATION_ID, createStore, finishNewConsultation, patientEventValue, seedSignedInvoices, type Store } from './store';
 import type {
 	DuplicateMode,
 	EventOrder,
@@ -86,6 +86,16 @@ export class SimState {
 		if (!Number.isInteger(count) || count < 0) throw new Error('count must be a non-negative integer');
 		const people = [...this.store.people.values()].map(patientEventValue);
 		this.bus.seed(count, suffix, name, valueOf ?? ((i) => ({ ...people[i % people.length] })));
+	}
+
+	/** A new finished consultation with a chargeable invoice, and its consultation-finished event delivered. */
+	async finishConsultation(): Promise<EventRecord> {
+		const finished = finishNewConsultation(this.store);
+		return await this.emitAndSettle('consultation', 'consultation-finished', {
+			id: finished.id,
+			encounter_id: finished.encounter_id,
+			person_id: finished.person_id,
+		});
 	}
 
 	seedInvoices(count: number): number[] {

@@ -882,3 +882,40 @@ export function seedSignedInvoices(store: Store, count: number): number[] {
 	}
 	return ids;
 }
+
+/**
+ * A consultation that finished just now, one per call (the demo's "finish a consultation"):
+ * a new encounter, the consultation, and its unsigned invoice with a consultation charge,
+ * for the first patient with an e-mail address, so that signing and e-mailing it both work.
+ */
+export function finishNewConsultation(store: Store, at = nowIso()): ConsultationRecord {
+	const patient = [...store.people.values()].find((person) => person.email);
+	if (!patient) throw new Error('No patient has an e-mail address');
+	const id = Math.max(0, ...store.consultations.keys()) + 1;
+	const encounterId = store.nextId.encounter++;
+	const invoiceId = store.nextId.invoice++;
+	const finished = consultation({
+		id,
+		person_id: patient.id,
+		encounter_id: encounterId,
+		cause: 'Consulta de seguimiento',
+		medical_instructions: 'Control en 30 días.',
+		starts_at: at,
+		finished_at: at,
+	});
+	store.consultations.set(id, finished);
+	store.encounters.set(encounterId, {
+		id: encounterId,
+		person_id: patient.id,
+		consultation_id: id,
+		invoice_id: invoiceId,
+		physician_name: 'Dra. Laura Medina Ruiz',
+		created_at: at,
+	});
+	store.invoices.set(
+		invoiceId,
+		emptyInvoice({ id: invoiceId, encounter_id: encounterId, person_id: patient.id, consultation_id: id, cause: finished.cause, starts_at: at }),
+	);
+	addCharge(store, { invoice_id: invoiceId, quantity: 1, value: 650, accounting_type: 'service', account_id: DEMO_ACCOUNT_ID, invoice_item_id: 1 }, at);
+	return finished;
+}
