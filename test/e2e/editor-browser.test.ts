@@ -2,7 +2,7 @@
  * The package in n8n 2.41's editor, in Chromium, as a new user meets it: sign in, add the
  * Clinic node from the nodes panel, walk every resource and operation, pick a record from a
  * resource locator list, run a step against the simulator, open every trigger's panel.
- * Screenshots go to screenshots/ (three of them, small, to docs/screenshots/ for the README
+ * Screenshots go to screenshots/ (six of them, small, to docs/screenshots/ for the README
  * with UPDATE_DOC_SCREENSHOTS=1).
  */
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -35,7 +35,12 @@ import {
 	signIn,
 	type Browser,
 } from './support/browser';
-import { simulatorCredentials } from './support/examples';
+import { loadExample, simulatorCredentials } from './support/examples';
+
+const FLAGSHIP = 'consultation-finished-sign-email-pdf.json';
+/** A credential whose password the service refuses, for the sign-in error a user sees. */
+const WRONG_PASSWORD = { id: 'clinicWrongPass1', name: 'Clinic API (wrong password)' };
+
 
 const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { n8n: { nodes: string[] } };
 
@@ -99,6 +104,10 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 	const n8n = useN8nContext({ version: N8N_VERSIONS.v2, label: 'browser' }, async (ctx) => {
 		sim = await startSimulator({ allowHttpCallbacks: true });
 		ctx.installPackage(packRepository(ctx.rootDir));
+		// The wrong-password credential first: n8n gives a new node the most recently saved one.
+		await importCredentials(ctx, [
+			{ ...WRONG_PASSWORD, type: 'clinicApi', data: { ...simulatorCredentials(sim)[0].data, password: 'not-the-password' } },
+		]);
 		await importCredentials(ctx, simulatorCredentials(sim));
 		server = n8n.track(await startN8n(ctx));
 		browser = await launchChromium(server.baseUrl);
@@ -264,10 +273,87 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 				const values = events.length > 0 ? { events: [events[0].value] } : {};
 				await expectPanelShows(expectedLabels(trigger, values));
 				const shot = await shoot(`trigger-${trigger.name}`);
-				if (trigger.name === 'clinicTrigger') documented.trigger = shot;
+				if (trigger.name === 'clinicTrigger') {
+					// The notice for an n8n without a public address names the trigger that needs none.
+					await expect(page.getByTestId('ndv').innerText()).resolves.toContain('use the Clinic Event Log Trigger instead');
+					documented.trigger = shot;
+				}
 				await closePanel(page);
 			})(),
 		60_000,
+	);
+
+	/** Opens a node of the workflow on screen by its name. */
+	const openNode = async (name: string) => {
+		await page.getByTestId('canvas-node').filter({ hasText: name }).first().dblclick();
+		await page.getByTestId('ndv').waitFor();
+		await settled(page.getByTestId('ndv'));
+	};
+
+	it(
+		'opens the flagship example with every field in a known state',
+		n8n.run(async () => {
+			const { name, nodes, connections, settings } = loadExample(FLAGSHIP, sim);
+			const { id } = await server.api<{ id: string }>('POST', '/workflows', { name, nodes, connections, settings });
+			await page.goto(`/workflow/${id}`);
+			await page.getByTestId('canvas-node').first().waitFor();
+			documented.flagship = await shoot('flagship-canvas', 'page');
+			for (const node of nodes.filter((entry) => entry.type.endsWith('.clinic'))) {
+				await openNode(node.name);
+				// Every id field is a resource locator showing its mode (By ID), not a blank "Mode..." selector.
+				const modes = await page.getByTestId('ndv').getByTestId('rlc-mode-selector').all();
+				expect(modes.length).toBeGreaterThan(0);
+				for (const mode of modes) await expect(mode.locator('input').inputValue()).resolves.toBe('By ID');
+				const shot = await shoot(`flagship-${node.name.toLowerCase().replace(/\s+/g, '-')}`);
+				if (node.name === 'Sign Invoice') documented.flagshipSign = shot;
+				await closePanel(page);
+			}
+		}),
+		2 * 60_000,
+	);
+
+	it(
+		'shows a refused password in plain words',
+		n8n.run(async () => {
+			const node = (name: string, type: string, position: [number, number], parameters: object, extra: object = {}) => ({
+				id: name,
+				name,
+				type,
+				typeVersion: 1,
+				position,
+				parameters,
+				...extra,
+			});
+			const workflow = {
+				name: 'Sign-in error',
+				nodes: [
+					node('Start', 'n8n-nodes-base.manualTrigger', [0, 0], {}),
+					{
+						...node('Get Many Subscriptions', 'n8n-nodes-clinic.clinic', [220, 0], { resource: 'webhookSubscription', operation: 'getAll' }),
+						typeVersion: 1.1,
+						credentials: { clinicApi: WRONG_PASSWORD },
+					},
+				],
+				connections: { Start: { main: [[{ node: 'Get Many Subscriptions', type: 'main', index: 0 }]] } },
+				settings: {},
+			};
+			const { id } = await server.api<{ id: string }>('POST', '/workflows', workflow);
+			await page.goto(`/workflow/${id}`);
+			await openNode('Get Many Subscriptions');
+			await page.getByTestId('node-execute-button').click();
+			const output = page.getByTestId('output-panel');
+			try {
+				await output.getByText('The clinic service refused the username or password').first().waitFor();
+			} finally {
+				documented.signInError = await shoot('sign-in-error');
+			}
+			const shown = await output.innerText();
+			expect(shown).toContain('Check both in the Clinic API credential');
+			expect(shown).not.toContain('invalid_grant');
+			expect(shown).not.toContain('not-the-password');
+			await closePanel(page);
+		}),
+		90_000,
 	);
 
 	it('logged no console error from the package and no failed request to its methods', () => {

@@ -195,8 +195,8 @@ describe("the README's screenshots", () => {
 	const readme = readFileSync(join(root, 'README.md'), 'utf8');
 	const images = [...readme.matchAll(/!\[[^\]]*\]\((docs\/screenshots\/[^)]+)\)/g)].map((match) => match[1]);
 
-	it('shows three, from the browser test, as small PNGs in the repository', () => {
-		expect(images).toHaveLength(3);
+	it('shows six, from the browser test, as small PNGs in the repository', () => {
+		expect(images).toHaveLength(6);
 		for (const image of images) {
 			const bytes = readFileSync(join(root, image));
 			expect([image, bytes.subarray(1, 4).toString('latin1')]).toEqual([image, 'PNG']);
