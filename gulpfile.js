@@ -8,10 +8,15 @@ function copyNodeIcons() {
 	);
 }
 
+// n8n reads output schemas from <node folder>/__schema__/v<version>/<resource>/<operation>.json.
+function copyOutputSchemas() {
+	return src(path.resolve('nodes', '**', '__schema__', '**', '*.json')).pipe(dest(path.resolve('dist', 'nodes')));
+}
+
 function copyCredentialIcons() {
 	return src(path.resolve('credentials', '**', '*.{png,svg}'), { encoding: false }).pipe(
 		dest(path.resolve('dist', 'credentials')),
 	);
 }
 
-task('build:icons', parallel(copyNodeIcons, copyCredentialIcons));
+task('build:icons', parallel(copyNodeIcons, copyOutputSchemas, copyCredentialIcons));
