@@ -129,14 +129,20 @@ describe('publish workflow (.github/workflows/publish.yml)', () => {
 		expect(job.permissions).toEqual({ 'id-token': 'write', contents: 'read' });
 	});
 
-	it('checks out, sets up Node for the npm registry, installs from the lockfile, builds, tests and scans before publishing', () => {
+	it('publishes only after the whole suite passed (the test job, bash .ci/run under CI)', () => {
+		expect(job.needs).toBe('test');
+		const testSteps = workflow.jobs.test.steps as Array<{ run?: string; env?: Record<string, string> }>;
+		expect(testSteps.find((step) => step.run === 'bash .ci/run')?.env).toEqual({ CI: 'true' });
+	});
+
+	it('checks out, sets up Node for the npm registry, installs from the lockfile, builds and scans before publishing', () => {
 		const names = steps.map((step) => step.uses ?? step.run ?? '');
 		const index = (pattern: RegExp) => names.findIndex((entry) => pattern.test(entry));
 		expect(index(/^actions\/checkout@v\d/)).toBe(0);
 		const setup = steps.find((step) => step.uses?.startsWith('actions/setup-node@'))!;
 		expect(setup.with).toMatchObject({ 'registry-url': 'https://registry.npmjs.org' });
 		expect(Number(setup.with!['node-version'])).toBeGreaterThanOrEqual(24);
-		const order = [/^npm ci$/, /^npm run build$/, /^npm test$/, /^npm run scan$/, /npm run release/].map(index);
+		const order = [/^npm ci$/, /^npm run build$/, /^npm run scan$/, /npm run release/].map(index);
 		expect(order.every((position) => position > 0)).toBe(true);
 		expect([...order].sort((a, b) => a - b)).toEqual(order);
 		expect(publishStep.env).toEqual({ NPM_TOKEN: '${{ secrets.NPM_TOKEN }}' });
@@ -195,8 +201,8 @@ describe("the README's screenshots", () => {
 	const readme = readFileSync(join(root, 'README.md'), 'utf8');
 	const images = [...readme.matchAll(/!\[[^\]]*\]\((docs\/screenshots\/[^)]+)\)/g)].map((match) => match[1]);
 
-	it('shows six, from the browser test, as small PNGs in the repository', () => {
-		expect(images).toHaveLength(6);
+	it('shows seven, from the browser test, as small PNGs in the repository', () => {
+		expect(images).toHaveLength(7);
 		for (const image of images) {
 			const bytes = readFileSync(join(root, image));
 			expect([image, bytes.subarray(1, 4).toString('latin1')]).toEqual([image, 'PNG']);
