@@ -11,12 +11,19 @@ import { dirname, join } from 'node:path';
 import type { INodeParameters } from 'n8n-workflow';
 
 import { Clinic } from '../../nodes/Clinic/Clinic.node';
-import { jsonOf, useSimulator } from '../actions/support';
+import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
+import { CredentialStore, runPoll } from '../helpers';
+import { deliverWebhook } from '../helpers/trigger';
+import { integrationCredentials, jsonOf, useSimulator } from '../actions/support';
+import { PATIENT_CREATED, credentialsFor } from '../trigger/support';
 
 const t = useSimulator();
 const description = new Clinic().description;
 const VERSION = description.defaultVersion as number;
-const SCHEMA_DIR = join(__dirname, '..', '..', 'nodes', 'Clinic', '__schema__', `v${String(VERSION).split('.').concat('0', '0').slice(0, 3).join('.')}`);
+const NODES_DIR = join(__dirname, '..', '..', 'nodes');
+/** n8n pads the version: 1.1 -> v1.1.0. */
+const VERSION_DIR = `v${String(VERSION).split('.').concat('0', '0').slice(0, 3).join('.')}`;
+const SCHEMA_DIR = join(NODES_DIR, 'Clinic', '__schema__', VERSION_DIR);
 const UPDATE = process.env.UPDATE_SCHEMAS === '1';
 
 type Schema = { type: string; properties?: Record<string, Schema>; items?: Schema };
@@ -82,6 +89,22 @@ it('every operation but Get People (needs a portal token from Verify Code) has a
 	expect(operations.filter((operation) => !sampled.includes(operation))).toEqual(['patientPortal/getPeople']);
 });
 
+/** Compares (or with UPDATE_SCHEMAS=1 writes) the schema file of these items; returns whether it was current. */
+function schemaIsCurrent(file: string, items: unknown[]): boolean {
+	const expected = `${JSON.stringify(schemaOf(items), null, '\t')}\n`;
+	let current = '';
+	try {
+		current = readFileSync(file, 'utf8');
+	} catch {
+		// missing: not current
+	}
+	if (current === expected) return true;
+	if (!UPDATE) return false;
+	mkdirSync(dirname(file), { recursive: true });
+	writeFileSync(file, expected);
+	return true;
+}
+
 it("each operation's output schema matches what it outputs against the simulator", async () => {
 	const stale: string[] = [];
 	let portalToken = '';
@@ -89,21 +112,35 @@ it("each operation's output schema matches what it outputs against the simulator
 		const items = jsonOf(await t.run({ resource, operation, ...parameters }, { typeVersion: VERSION, ...options }));
 		expect(items.length).toBeGreaterThan(0);
 		if (operation === 'verifyCode') portalToken = String(items[0].token);
-		const file = join(SCHEMA_DIR, resource, `${operation}.json`);
-		const expected = `${JSON.stringify(schemaOf(items), null, '\t')}\n`;
-		let current = '';
-		try {
-			current = readFileSync(file, 'utf8');
-		} catch {
-			// missing: reported below
-		}
-		if (current === expected) return;
-		if (UPDATE) {
-			mkdirSync(dirname(file), { recursive: true });
-			writeFileSync(file, expected);
-		} else stale.push(`${resource}/${operation}`);
+		if (!schemaIsCurrent(join(SCHEMA_DIR, resource, `${operation}.json`), items)) stale.push(`${resource}/${operation}`);
 	};
 	for (const [resource, operation, parameters, options] of samples) await check(resource, operation, await parameters(), options);
 	await check('patientPortal', 'getPeople', {}, { credentials: { clinicPatientPortalApi: { baseUrl: t.sim.apiBaseUrl, portalToken } } });
 	expect(stale).toEqual([]); // run `npm run schemas` after changing what an operation outputs
 }, 60_000);
+
+it("the triggers' output schemas (one per node, no resource or operation) match what they emit", async () => {
+	const patient = { id: 31, account_id: 1201, first_name: 'Ana' };
+	recentDeliveries.clear();
+	// The event is in the log first, as the service writes it before delivering: the item carries its id.
+	await t.sim.emit('patient', 'patient-created', patient);
+	const delivered = await deliverWebhook({
+		parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED], options: { verification: 'none' } },
+		credentials: credentialsFor(t.sim),
+		rawBody: Buffer.from(JSON.stringify({ value: patient })),
+		headers: { 'content-type': 'application/json' },
+		query: { event: PATIENT_CREATED },
+		typeVersion: VERSION,
+	});
+	const store = new CredentialStore();
+	store.add('clinicApi', integrationCredentials(t.sim));
+	const polled = await runPoll({ parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED] }, store, mode: 'manual', typeVersion: VERSION });
+	const emitted = {
+		ClinicTrigger: (delivered.workflowData?.[0] ?? []).map((item) => item.json),
+		ClinicEventLogTrigger: (polled.items ?? []).map((item) => item.json),
+	};
+	const stale = Object.entries(emitted)
+		.filter(([node, items]) => items.length === 0 || !schemaIsCurrent(join(NODES_DIR, node, '__schema__', `${VERSION_DIR}.json`), items))
+		.map(([node]) => node);
+	expect(stale).toEqual([]); // run `npm run schemas` after changing what a trigger emits
+});
