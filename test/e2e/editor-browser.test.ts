@@ -2,7 +2,7 @@
  * The package in n8n 2.41's editor, in Chromium, as a new user meets it: sign in, add the
  * Clinic node from the nodes panel, walk every resource and operation, pick a record from a
  * resource locator list, run a step against the simulator, open every trigger's panel.
- * Screenshots go to screenshots/ (six of them, small, to docs/screenshots/ for the README
+ * Screenshots go to screenshots/ (seven of them, small, to docs/screenshots/ for the README
  * with UPDATE_DOC_SCREENSHOTS=1).
  */
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -118,7 +118,8 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		page.on('pageerror', (error) => consoleErrors.push(`${error.name}: ${error.message}`));
 		page.on('response', (response) => {
 			// Option lists, list searches and credential tests the package's methods answer.
-			if (/\/rest\/(dynamic-node-parameters|credentials\/test)/.test(response.url()) && response.status() >= 400) {
+			// and the package's output schemas (/schemas/n8n-nodes-clinic.clinic/<version>/<resource>/<operation>.json).
+			if (/\/rest\/(dynamic-node-parameters|credentials\/test)|\/schemas\/n8n-nodes-clinic\./.test(response.url()) && response.status() >= 400) {
 				failedRequests.push(`${response.status()} ${response.url()}`);
 			}
 		});
@@ -304,6 +305,13 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 				const modes = await page.getByTestId('ndv').getByTestId('rlc-mode-selector').all();
 				expect(modes.length).toBeGreaterThan(0);
 				for (const mode of modes) await expect(mode.locator('input').inputValue()).resolves.toBe('By ID');
+				if (node.name === 'Email Invoice') {
+					// Before any run, the input shows Sign Invoice's fields from its output schema.
+					const input = page.getByTestId('ndv-input-panel');
+					await input.getByText('signed_at').first().waitFor();
+					await expect(input.innerText()).resolves.toContain('Sign Invoice');
+					documented.schemaPreview = await shoot('flagship-email-invoice-schema');
+				}
 				const shot = await shoot(`flagship-${node.name.toLowerCase().replace(/\s+/g, '-')}`);
 				if (node.name === 'Sign Invoice') documented.flagshipSign = shot;
 				await closePanel(page);
