@@ -27,7 +27,6 @@ import { join } from 'node:path';
 import { startSimulator, type Simulator } from '../simulator';
 import {
 	ALL_N8N_VERSIONS,
-	ensureN8n,
 	importCredentials,
 	importWorkflows,
 	nodeJson,
@@ -110,8 +109,7 @@ describe.each(ALL_N8N_VERSIONS)('n8n %s: install, update and uninstall through C
 		const built = packRepository(join(workDir, 'pack'));
 		previousTarball = retagTarball(built, PREVIOUS, join(workDir, 'pack'));
 		updateTarball = retagTarball(built, UPDATE, join(workDir, 'pack'));
-		// verdaccio needs Node >= 22: the Node 24 n8n runs on.
-		registry = await startLocalRegistry(join(workDir, 'registry'), { nodeBin: ensureN8n(version).nodeBin });
+		registry = await startLocalRegistry(join(workDir, 'registry'));
 		registry.publish(previousTarball);
 	}, 5 * 60_000);
 
@@ -206,10 +204,15 @@ describe.each(ALL_N8N_VERSIONS)('n8n %s: install, update and uninstall through C
 			// Update while a patient event comes every 200 ms and a consultation every second.
 			let updating = true;
 			const emitted: Array<Promise<void>> = [];
+			const failedTries: Array<number | null> = [];
+			const note = (record: Awaited<ReturnType<typeof emitPatient>>) => {
+				for (const log of record.logs) if (log.response_code === null || log.response_code >= 300) failedTries.push(log.response_code);
+				return record;
+			};
 			const emitter = (async () => {
 				for (let tick = 0; updating || tick % 5 !== 0; tick++) {
-					emitted.push(emitPatient().then((e) => void patientIds.push(e.id)));
-					if (tick % 5 === 0) emitted.push(emitConsultation().then((e) => void consultationIds.push(e.id)));
+					emitted.push(emitPatient().then((e) => void patientIds.push(note(e).id)));
+					if (tick % 5 === 0) emitted.push(emitConsultation().then((e) => void consultationIds.push(note(e).id)));
 					await new Promise((resolve) => setTimeout(resolve, 200)); // the pace of the events
 				}
 			})();
@@ -245,7 +248,7 @@ describe.each(ALL_N8N_VERSIONS)('n8n %s: install, update and uninstall through C
 				expect([now.active, now.versionId, now.updatedAt]).toEqual([true, old.versionId, old.updatedAt]);
 			}
 			process.stderr.write(
-				`n8n ${version}: update ${PREVIOUS} -> ${UPDATE} took ${updateMs} ms; ${patientIds.length} patient and ${consultationIds.length} consultation events, each run once\n`,
+				`n8n ${version}: update ${PREVIOUS} -> ${UPDATE} took ${updateMs} ms; ${patientIds.length} patient and ${consultationIds.length} consultation events, each run once; failed delivery tries (retried): ${failedTries.length ? failedTries.join(', ') : 'none'}\n`,
 			);
 		}),
 		10 * 60_000,
@@ -258,6 +261,7 @@ describe.each(ALL_N8N_VERSIONS)('n8n %s: install, update and uninstall through C
 			const subscribed = live();
 			expect(subscribed).toHaveLength(1);
 			const before = (await server.listExecutions(triggerId)).length;
+			const readsBefore = (await server.listExecutions(eventLogId)).length;
 
 			await server.rest('DELETE', `/community-packages?name=${PACKAGE}`);
 			expect(await packages()).toEqual([]);
@@ -271,10 +275,24 @@ describe.each(ALL_N8N_VERSIONS)('n8n %s: install, update and uninstall through C
 			expect(codes).toHaveLength(4);
 			expect(codes.every((code) => code === null || code >= 400)).toBe(true);
 			expect((await server.listExecutions(triggerId)).filter((e) => e.status === 'success')).toHaveLength(before);
-			process.stderr.write(`n8n ${version}: a delivery after uninstall was answered ${codes.join(', ')}\n`);
+			expect(lost.logs[0].response).toContain(`Unrecognized node type: ${PACKAGE}.clinicTrigger`);
+			// The Event Log Trigger's next read (every minute) fails: an error execution.
+			const failedRead = await waitFor(
+				'the Event Log Trigger to run after the uninstall',
+				async () => {
+					const runs = await server.listExecutions(eventLogId);
+					return runs.length > readsBefore ? runs[0] : undefined;
+				},
+				{ timeoutMs: 90_000, intervalMs: 1000 },
+			);
+			expect([failedRead.mode, failedRead.status]).toEqual(['trigger', 'error']);
 
 			// The README's way out: install again, deactivate, uninstall.
 			await server.rest('POST', '/community-packages', { name: PACKAGE });
+			// The trigger's webhook was never removed: deliveries run again.
+			const back = await emitPatient();
+			const afterReinstall = await runsOnceSettled(triggerId, TRIGGER, [back.id], 60_000);
+			expect([afterReinstall.get(back.id), afterReinstall.get(lost.id)]).toEqual([1, undefined]);
 			await server.deactivateWorkflow(triggerId);
 			await server.deactivateWorkflow(eventLogId);
 			expect(live()).toEqual([]);

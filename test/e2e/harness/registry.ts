@@ -33,6 +33,13 @@ export interface LocalRegistry {
 	stop(): Promise<void>;
 }
 
+/**
+ * Starts verdaccio in `dir`, on the Node that runs the tests by default. It is pinned at
+ * 5.20.1: later versions depend on `node-fetch@cjs`, a dist-tag the registry npm installs
+ * from here does not carry, and pinning it would take an `overrides` field, which n8n's
+ * package scanner refuses. 5.20 signs tokens with `crypto.createCipher`, gone in Node 22,
+ * so not on n8n's Node 24.
+ */
 export async function startLocalRegistry(dir: string, options: { nodeBin?: string } = {}): Promise<LocalRegistry> {
 	mkdirSync(dir, { recursive: true });
 	const config = join(dir, 'config.yaml');
@@ -50,7 +57,7 @@ export async function startLocalRegistry(dir: string, options: { nodeBin?: strin
 			'    access: $all',
 			'    publish: $authenticated',
 			'    unpublish: $authenticated',
-			'log: { type: stdout, format: pretty, level: info }',
+			'logs: { type: stdout, format: pretty, level: info }',
 			'publish:',
 			'  allow_offline: true',
 			'',
