@@ -36,6 +36,16 @@ describe('the published package', () => {
 		expect(packedFiles().filter((file) => file.endsWith('.ts') || file.includes('test'))).toEqual([]);
 	});
 
+	it('names no entry point the tarball lacks (n8n loads the files under n8n.nodes and n8n.credentials)', () => {
+		const files = packedFiles();
+		for (const field of ['main', 'module', 'types', 'exports', 'bin']) {
+			const value = manifest[field];
+			if (value === undefined) continue;
+			const paths = typeof value === 'string' ? [value] : (JSON.stringify(value).match(/"\.?\/?[^"]+\.(?:c?js|d\.ts)"/g) ?? []).map((p) => JSON.parse(p) as string);
+			for (const path of paths) expect(files).toContain(path.replace(/^\.\//, ''));
+		}
+	});
+
 	it('declares no runtime dependencies and n8n-workflow as a peer', () => {
 		expect(manifest.dependencies ?? {}).toEqual({});
 		expect(manifest.peerDependencies).toEqual({ 'n8n-workflow': '*' });

@@ -91,6 +91,22 @@ export class N8nContext {
 		return this.major >= 2 && this.publicationService !== 'off';
 	}
 
+	/**
+	 * n8n's own end-to-end mode (`E2E_TESTS=true` in the context's environment): the
+	 * `/rest/e2e` endpoints (e.g. `PATCH /rest/e2e/feature` to switch a licensed feature on).
+	 */
+	get e2eMode(): boolean {
+		return { ...this.options.env, ...this.addedEnv }.E2E_TESTS === 'true';
+	}
+
+	/**
+	 * False on 1.x in its end-to-end mode (its `config/index.js` sets `publicApi.disabled`):
+	 * the server then works through the REST API with the owner's cookie, without an API key.
+	 */
+	get publicApi(): boolean {
+		return this.major >= 2 || !this.e2eMode;
+	}
+
 	/** Environment of an n8n process of this context (with a fresh task-broker port). */
 	async env(extra?: Record<string, string | undefined>): Promise<NodeJS.ProcessEnv> {
 		return n8nEnv(this.version, this.userFolder, this.port, {

@@ -12,6 +12,7 @@
  *   jest.ts      useN8nContext(options): beforeAll/afterAll + logs on failure
  *   services.ts  startQueueServices(): PostgreSQL + Redis (given, private, or installed)
  *   queue.ts     enableQueueMode(ctx), startQueueCluster(ctx): main + workers + webhook processors
+ *   registry.ts  startLocalRegistry(dir): verdaccio without uplinks; retagTarball(tarball, version)
  */
 export * from './install';
 export * from './env';
@@ -23,3 +24,4 @@ export * from './jest';
 export { tailFile } from './processes';
 export * from './services';
 export * from './queue';
+export * from './registry';

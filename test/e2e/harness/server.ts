@@ -10,8 +10,13 @@
  *        after unpublishing). With N8N_USE_WORKFLOW_PUBLICATION_SERVICE=false it is
  *        synchronous, as on 1.x (that endpoint then answers 404).
  * Executions: GET /api/v1/executions?workflowId=..&includeData=true (paged by cursor).
+ * 1.x in n8n's end-to-end mode (E2E_TESTS=true) has no public API: the same calls go to
+ * the REST API with the owner's cookie (POST /rest/workflows/{id}/activate {versionId} |
+ * /deactivate, GET /rest/executions and /rest/executions/{id}, whose data n8n stores and
+ * answers in its `flatted` format).
  */
 import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 
 import type { RunExecutionData } from './cli';
 import { N8nHarnessError, type N8nContext } from './context';
@@ -276,12 +281,19 @@ export class N8nServer {
 	/** Owner (setup or login) and an API key (reused when the context has one). */
 	async ensureAuth(): Promise<void> {
 		await this.setupOwner();
-		if (!this.ctx.auth?.apiKey) await this.createApiKey();
+		if (!this.ctx.auth?.apiKey && this.ctx.publicApi) await this.createApiKey();
+	}
+
+	/** n8n's end-to-end mode only: switches a license feature on or off (`PATCH /rest/e2e/feature`). */
+	async setE2eFeature(feature: string, enabled = true): Promise<void> {
+		if (!this.ctx.e2eMode) throw new N8nHarnessError(`setE2eFeature(${feature}): the context is not in E2E_TESTS mode`);
+		await this.request('PATCH', '/rest/e2e/feature', { feature, enabled });
 	}
 
 	// ------------------------------------------------------------------ workflows
 
 	async getWorkflow(id: string): Promise<PublicWorkflow> {
+		if (!this.ctx.publicApi) return await this.rest<PublicWorkflow>('GET', `/workflows/${id}`);
 		return await this.api<PublicWorkflow>('GET', `/workflows/${id}`);
 	}
 
@@ -305,7 +317,11 @@ export class N8nServer {
 	 */
 	async activateWorkflow(id: string, options: { timeoutMs?: number } = {}): Promise<PublicWorkflow> {
 		const action = this.ctx.major >= 2 ? 'publish' : 'activate';
-		const workflow = await this.api<PublicWorkflow>('POST', `/workflows/${id}/${action}`, {});
+		const workflow = this.ctx.publicApi
+			? await this.api<PublicWorkflow>('POST', `/workflows/${id}/${action}`, {})
+			: await this.rest<PublicWorkflow>('POST', `/workflows/${id}/activate`, {
+					versionId: (await this.getWorkflow(id)).versionId,
+				});
 		if (this.ctx.asyncPublication) {
 			const versionId = workflow.activeVersionId ?? workflow.versionId;
 			await this.waitForPublication(id, versionId ?? undefined, options.timeoutMs);
@@ -343,7 +359,9 @@ export class N8nServer {
 	/** Deactivates (1.x) / unpublishes (2.x); on 2.x with the service, waits for 'not_published'. */
 	async deactivateWorkflow(id: string, options: { timeoutMs?: number } = {}): Promise<PublicWorkflow> {
 		const action = this.ctx.major >= 2 ? 'unpublish' : 'deactivate';
-		const workflow = await this.api<PublicWorkflow>('POST', `/workflows/${id}/${action}`, {});
+		const workflow = this.ctx.publicApi
+			? await this.api<PublicWorkflow>('POST', `/workflows/${id}/${action}`, {})
+			: await this.rest<PublicWorkflow>('POST', `/workflows/${id}/deactivate`, {});
 		if (this.ctx.asyncPublication) {
 			await waitFor(
 				`workflow ${id} to be unpublished`,
@@ -360,6 +378,7 @@ export class N8nServer {
 
 	/** All executions of a workflow, newest first, with their data. */
 	async listExecutions(workflowId: string, options: { includeData?: boolean; status?: string } = {}): Promise<Execution[]> {
+		if (!this.ctx.publicApi) return await this.listExecutionsRest(workflowId, options);
 		const executions: Execution[] = [];
 		let cursor: string | undefined;
 		do {
@@ -378,6 +397,37 @@ export class N8nServer {
 			cursor = page.nextCursor ?? undefined;
 		} while (cursor);
 		return executions;
+	}
+
+	/** listExecutions through the REST API (1.x in end-to-end mode), newest first. */
+	private async listExecutionsRest(
+		workflowId: string,
+		options: { includeData?: boolean; status?: string },
+	): Promise<Execution[]> {
+		const summaries: Execution[] = [];
+		let lastId: string | undefined;
+		for (;;) {
+			const filter: Record<string, unknown> = { workflowId };
+			if (options.status) filter.status = [options.status];
+			const query = new URLSearchParams({ filter: JSON.stringify(filter), limit: '100' });
+			if (lastId) query.set('lastId', lastId);
+			const page = await this.rest<{ results: Execution[] }>('GET', `/executions?${query.toString()}`);
+			const fresh = page.results.filter((e) => !summaries.some((known) => String(known.id) === String(e.id)));
+			if (fresh.length === 0) break;
+			summaries.push(...fresh);
+			lastId = String(Math.min(...fresh.map((e) => Number(e.id))));
+		}
+		summaries.sort((a, b) => Number(b.id) - Number(a.id));
+		if (options.includeData === false) return summaries;
+		// n8n's own copy of `flatted`, the format it stores and answers execution data in.
+		const flatted = require(join(this.ctx.install.dir, 'node_modules', 'flatted')) as { parse(text: string): unknown };
+		return await Promise.all(
+			summaries.map(async (summary) => {
+				const full = await this.rest<Execution & { data?: unknown }>('GET', `/executions/${summary.id}`);
+				const data = typeof full.data === 'string' ? (flatted.parse(full.data) as Execution['data']) : full.data;
+				return { ...full, data } as Execution;
+			}),
+		);
 	}
 
 	/**
