@@ -66,11 +66,10 @@ describe('Parallel Requests: Automatic (the default)', () => {
 	it('under 50 requests per second: waits out Retry-After for the whole host, then keeps a pace; every item answered', async () => {
 		harness.sim.setRateLimit({ requestsPerSecond: 50 });
 		const input = ids(200);
-		const started = Date.now();
 		const result = await harness.run(consultationGet(), { items: input.map((id) => ({ json: { id } })) });
 		expect(jsonOf(result).map((json) => json.id)).toEqual(input);
-		// 201 requests (the sign-in counts too) at 50 per second need at least three more seconds.
-		expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
+		// Each item answered once, plus the sign-in: a refused request was sent again, an answered one never.
+		expect(harness.sim.log.filter((entry) => entry.status !== 429)).toHaveLength(201);
 		// The requests in flight when the limit is first met are refused (at most the first
 		// round, the initial window); after that, few.
 		expect(refused()).toBeLessThan(INITIAL_WINDOW + 50);

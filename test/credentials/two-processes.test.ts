@@ -38,6 +38,11 @@ beforeEach(() => {
 	processB.forgetExchanges();
 });
 
+/** Polls until `check` holds; the test's own timeout bounds it. */
+async function until(check: () => boolean): Promise<void> {
+	while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
 const GET_CONSULTATION = [{ method: 'GET' as const, path: '/consultations/1', auth: 'integration' as const }];
 
 /**
@@ -98,16 +103,16 @@ test('B\'s refresh is refused because A rotated the chain: B takes the newer sto
 		beforeRequest: async (itemIndex) => {
 			if (itemIndex !== 1) return;
 			sim.expireAccessTokens();
-			// A rotates the chain now and saves its new pair a moment later.
+			// A rotates the chain now and saves its new pair only once B's refresh was refused:
+			// B must look at the store again after its refusal, not only before.
 			const rotated = await rotateElsewhere(chainHead);
-			setTimeout(
-				() =>
-					store.edit('clinicRefreshTokenApi', {
-						accessToken: rotated.access_token,
-						rotatedRefreshToken: rotated.refresh_token,
-						expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
-					}),
-				300,
+			const refreshesSoFar = sim.tokenRequests('refresh_token');
+			void until(() => sim.tokenRequests('refresh_token') > refreshesSoFar).then(() =>
+				store.edit('clinicRefreshTokenApi', {
+					accessToken: rotated.access_token,
+					rotatedRefreshToken: rotated.refresh_token,
+					expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+				}),
 			);
 		},
 	});

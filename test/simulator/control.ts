@@ -247,6 +247,24 @@ const routes: Array<Route<ControlContext>> = [
 			return done();
 		},
 	},
+	{
+		method: 'GET',
+		pattern: /^\/deliveries\/(\d+)$/,
+		handler: (ctx, _call, [id]) => {
+			const status = ctx.state.bus.deliveryStatus(Number(id));
+			if (!status) throw new HttpError(404, { error: `No event ${id}` });
+			return ok(status);
+		},
+	},
+	{
+		// Answers once no attempt of this event's deliveries can come any more.
+		method: 'POST',
+		pattern: /^\/deliveries\/(\d+)\/settled$/,
+		handler: async (ctx, _call, [id]) => {
+			if (!ctx.state.bus.deliveryStatus(Number(id))) throw new HttpError(404, { error: `No event ${id}` });
+			return ok(await ctx.state.bus.eventSettled(Number(id)));
+		},
+	},
 	{ method: 'GET', pattern: /^\/errors$/, handler: (ctx) => ok({ errors: ctx.state.internalErrors }) },
 	{
 		method: 'POST',

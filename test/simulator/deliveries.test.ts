@@ -131,8 +131,33 @@ describe('retries', () => {
 		]);
 		expect(event.logs[0].response).toBe('receiver failed');
 		expect(event.tries_left).toBe(0);
-		const gaps = failing.received.slice(1).map((r, i) => r.at - failing.received[i].at);
-		for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(15);
+		expect(sim.deliveryStatus(event.id)).toEqual({
+			event_id: event.id,
+			settled: true,
+			deliveries: [expect.objectContaining({ outcome: 'exhausted', attempts: 4, retries_left: 0, last_attempt_by: null })],
+		});
+	});
+
+	test('a retry waits for its delay: until then the delivery is pending, with its last attempt due by the schedule', async () => {
+		const slow = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 60_000, deliveryTimeoutMs: 1_000 });
+		try {
+			const failing = await receiver(() => 500);
+			await subscribe(slow, await accessToken(slow), { url: failing.url, suffix: 'patient', eventName: 'patient-updated' });
+			const emitted = slow.emit('patient', 'patient-updated', { id: 1 });
+			const [event] = slow.events();
+			while (event.logs.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+			const status = slow.deliveryStatus(event.id)!;
+			expect(status.settled).toBe(false);
+			expect(status.deliveries[0]).toMatchObject({ outcome: 'pending', attempts: 1, retries_left: 3 });
+			// Three retries to come, each after its delay.
+			expect(Date.parse(status.deliveries[0].last_attempt_by!) - Date.now()).toBeGreaterThan(3 * 60_000);
+			expect(failing.received).toHaveLength(1);
+			await slow.close();
+			await emitted;
+			expect(slow.deliveryStatus(event.id)).toMatchObject({ settled: true, deliveries: [{ outcome: 'stopped', attempts: 1 }] });
+		} finally {
+			await slow.close();
+		}
 	});
 
 	test('a receiver that recovers gets no more attempts after its first 2xx', async () => {
@@ -162,7 +187,7 @@ describe('retries', () => {
 			const { id } = (await subscribe(slow, slowToken, { url: failing.url, suffix: 'patient', eventName: 'patient-updated' }))
 				.json.webhook;
 			const emitted = slow.emit('patient', 'patient-updated', { id: 1 });
-			await new Promise((resolve) => setTimeout(resolve, 100));
+			while (failing.received.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
 			await request(`${slow.webhooksBaseUrl}/webhooks/${id}`, {
 				method: 'DELETE',
 				body: { service_access_token: slowToken },
@@ -170,6 +195,7 @@ describe('retries', () => {
 			const event = await emitted;
 			expect(failing.received).toHaveLength(1);
 			expect(event.logs).toHaveLength(1);
+			expect(slow.deliveryStatus(event.id)?.deliveries[0]).toMatchObject({ outcome: 'stopped', attempts: 1 });
 		} finally {
 			await slow.close();
 		}
@@ -188,6 +214,8 @@ describe('duplicates', () => {
 		expect(first.headers.signature).toBe(second.headers.signature);
 		expect(second.at).toBeGreaterThanOrEqual(first.at);
 		expect(event.logs).toHaveLength(2);
+		// Settled only once the repeated copy went out too.
+		expect(sim.deliveryStatus(event.id)?.deliveries).toEqual([expect.objectContaining({ outcome: 'delivered', attempts: 2 })]);
 	});
 
 	test("'concurrent' sends two copies at the same moment", async () => {

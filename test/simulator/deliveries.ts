@@ -13,7 +13,7 @@ import * as https from 'node:https';
 
 import { TOPICS, findTopic, fullTopic } from '../../nodes/shared/catalog';
 import { nowIso } from './store';
-import type { DeliveryLog, DuplicateMode, EventRecord, Subscription } from './types';
+import type { DeliveryLog, DeliveryStatus, DuplicateMode, EventDeliveries, EventRecord, Subscription } from './types';
 
 export const MAX_RETRIES = 3;
 const RESPONSE_KEEP = 2000;
@@ -52,6 +52,8 @@ export class EventBus {
 	private nextSubscriptionId = 1001;
 	private nextLogId = 1;
 	private readonly pending = new Set<Promise<void>>();
+	/** Per event with deliveries: each delivery's status and a promise settled when all are over. */
+	private readonly progress = new Map<number, { statuses: DeliveryStatus[]; settled: Promise<void> }>();
 	private readonly timers = new Map<NodeJS.Timeout, () => void>();
 	private readonly inFlight = new Set<http.ClientRequest>();
 	private closed = false;
@@ -63,6 +65,7 @@ export class EventBus {
 	reset(): void {
 		this.events = [];
 		this.subscriptions = [];
+		this.progress.clear();
 		this.duplicates = 'off';
 		this.nextEventId = 1;
 		this.nextSubscriptionId = 1001;
@@ -128,9 +131,20 @@ export class EventBus {
 		if (targets.length === 0 || this.closed) return { record, settled: Promise.resolve() };
 		const body = Buffer.from(JSON.stringify({ value }), 'utf8');
 		const mode = this.duplicates;
-		const settled = Promise.all(targets.map((s) => this.track(this.deliver(record, s, body, mode)))).then(
-			() => undefined,
+		const statuses = targets.map(
+			(s): DeliveryStatus => ({
+				subscription_id: s.id,
+				target_url: s.url,
+				outcome: 'pending',
+				attempts: 0,
+				retries_left: MAX_RETRIES,
+				last_attempt_by: null,
+			}),
 		);
+		const settled = Promise.all(
+			targets.map((s, i) => this.track(this.deliver(record, s, body, mode, statuses[i]))),
+		).then(() => undefined);
+		this.progress.set(record.id, { statuses, settled });
 		return { record, settled };
 	}
 
@@ -142,6 +156,32 @@ export class EventBus {
 			const record = this.record(suffix, name, valueFor(i), new Date(base + i * 1000).toISOString());
 			record.key = `seed-${record.id}`;
 		}
+	}
+
+	/** Where one event's deliveries stand; undefined for an unknown event. */
+	deliveryStatus(eventId: number): EventDeliveries | undefined {
+		if (!this.events.some((event) => event.id === eventId)) return undefined;
+		const statuses = this.progress.get(eventId)?.statuses ?? [];
+		// The schedule's worst case from now: the attempt under way times out, then every
+		// retry left waits its delay and times out too.
+		const worstMs = (retriesLeft: number) =>
+			this.options.timeoutMs + retriesLeft * (this.options.retryDelayMs + this.options.timeoutMs);
+		return {
+			event_id: eventId,
+			settled: statuses.every((status) => status.outcome !== 'pending'),
+			deliveries: statuses.map((status) => ({
+				...status,
+				last_attempt_by:
+					status.outcome === 'pending' ? new Date(Date.now() + worstMs(status.retries_left)).toISOString() : null,
+			})),
+		};
+	}
+
+	/** Resolves once no attempt of this event's deliveries can come any more. */
+	async eventSettled(eventId: number): Promise<EventDeliveries> {
+		if (!this.deliveryStatus(eventId)) throw new Error(`No event ${eventId}`);
+		await this.progress.get(eventId)?.settled;
+		return this.deliveryStatus(eventId)!;
 	}
 
 	async settled(): Promise<void> {
@@ -177,26 +217,49 @@ export class EventBus {
 		});
 	}
 
-	private async deliver(event: EventRecord, subscription: Subscription, body: Buffer, mode: DuplicateMode) {
+	private async deliver(
+		event: EventRecord,
+		subscription: Subscription,
+		body: Buffer,
+		mode: DuplicateMode,
+		status: DeliveryStatus,
+	) {
+		try {
+			status.outcome = await this.deliverAttempts(event, subscription, body, mode, status);
+		} catch (error) {
+			// An exception ends the delivery too: it is never left pending.
+			status.outcome = 'stopped';
+			throw error;
+		}
+	}
+
+	private async deliverAttempts(
+		event: EventRecord,
+		subscription: Subscription,
+		body: Buffer,
+		mode: DuplicateMode,
+		status: DeliveryStatus,
+	): Promise<DeliveryStatus['outcome']> {
 		const signature = sign(subscription.authentication_data.secret, body);
+		const attempt = async (retriesLeft: number) => {
+			status.attempts++;
+			status.retries_left = retriesLeft;
+			return await this.attempt(event, subscription, body, signature, retriesLeft);
+		};
 		let retriesLeft = MAX_RETRIES;
 		for (;;) {
-			if (this.closed) return;
+			if (this.closed) return 'stopped';
 			const copies = mode === 'concurrent' ? 2 : 1;
-			const results = await Promise.all(
-				Array.from({ length: copies }, () => this.attempt(event, subscription, body, signature, retriesLeft)),
-			);
+			const results = await Promise.all(Array.from({ length: copies }, async () => await attempt(retriesLeft)));
 			if (results.some((r) => r.ok)) {
-				if (mode === 'sequential' && !this.closed) {
-					await this.attempt(event, subscription, body, signature, retriesLeft);
-				}
-				return;
+				if (mode === 'sequential' && !this.closed) await attempt(retriesLeft);
+				return 'delivered';
 			}
-			if (retriesLeft === 0) return;
+			if (retriesLeft === 0) return 'exhausted';
 			retriesLeft--;
 			event.tries_left = Math.max(0, event.tries_left - 1);
 			await this.sleep(this.options.retryDelayMs);
-			if (subscription.status !== 'enabled') return;
+			if (subscription.status !== 'enabled') return 'stopped';
 		}
 	}
 

@@ -124,6 +124,37 @@ export interface EventRecord {
 }
 
 export type DuplicateMode = 'off' | 'sequential' | 'concurrent';
+
+/**
+ * Where one event's delivery to one subscription stands: `pending` (an attempt or a retry
+ * is still to come), `delivered` (a 2xx answer, and the repeated copy of a duplicate mode
+ * sent), `exhausted` (no 2xx and no retry left), `stopped` (the subscription was deleted
+ * or the simulator closed before it ended).
+ */
+export type DeliveryOutcome = 'pending' | 'delivered' | 'exhausted' | 'stopped';
+
+export interface DeliveryStatus {
+	subscription_id: number;
+	target_url: string;
+	outcome: DeliveryOutcome;
+	/** Attempts made so far, repeated copies included (each is a log entry on the event). */
+	attempts: number;
+	/** Retries not sent yet (as `retries_left` of the latest attempt's log entry; 3 before the first). */
+	retries_left: number;
+	/**
+	 * While pending: the latest moment an attempt of this delivery can still start or be
+	 * answered, from the retry schedule (every retry left waiting its delay and timing
+	 * out). null once settled.
+	 */
+	last_attempt_by: string | null;
+}
+
+/** One event's deliveries; `settled` once none is pending (no attempt of it can come any more). */
+export interface EventDeliveries {
+	event_id: number;
+	settled: boolean;
+	deliveries: DeliveryStatus[];
+}
 /** Where GET /events reads offset, limit, topic and name: the spec's JSON body (default), the query string, or both (body wins). */
 export type EventParamsMode = 'body' | 'query' | 'both';
 /** How GET /events lists events; the spec does not say. Default oldest first (by id). */
@@ -258,6 +289,14 @@ export interface Simulator {
 	seedInvoices(count: number): number[];
 	/** Resolves when no delivery or retry is pending. */
 	deliveriesSettled(): Promise<void>;
+	/** Where the deliveries of one event stand; undefined for an unknown event id. */
+	deliveryStatus(eventId: number): EventDeliveries | undefined;
+	/**
+	 * Resolves once no attempt of this event's deliveries can come any more (each got a 2xx
+	 * answer, used up its retries or was stopped), with their status; rejects for an
+	 * unknown event id.
+	 */
+	eventDeliveriesSettled(eventId: number): Promise<EventDeliveries>;
 	/** All subscriptions, deleted ones included. */
 	subscriptions(): Subscription[];
 	events(): EventRecord[];
