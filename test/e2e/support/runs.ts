@@ -1,0 +1,77 @@
+/**
+ * Counting the runs an event started, exactly. "At least one run" cannot see a
+ * duplicate that arrives with the service's next retry, and a count taken after a fixed
+ * sleep sees it only if the retry came early enough. So a count is read only once
+ *   1. the simulator says no attempt of the event's deliveries can come any more (each
+ *      got a 2xx or used up its retries, by its own retry schedule), and
+ *   2. n8n holds a finished run for every attempt it accepted as new (a 2xx that is not
+ *      the trigger's "duplicate" answer), with no run of the workflow still going.
+ * Then the caller asserts the number: one run per event, not "at least".
+ */
+import { isDeepStrictEqual } from 'node:util';
+
+import type { EventDeliveries, EventRecord, Simulator } from '../../simulator';
+import { nodeJson, waitFor, type Execution, type N8nServer } from '../harness';
+
+/** The Clinic Trigger's answer to a delivery it took for a repeat (nodes/ClinicTrigger/receive.ts). */
+function answeredAsRepeat(response: string): boolean {
+	try {
+		return (JSON.parse(response) as { duplicate?: unknown }).duplicate === true;
+	} catch {
+		return false;
+	}
+}
+
+export interface SettledRuns {
+	/** Finished runs of the workflow that `isRunOf` picks, newest first. */
+	runs: Execution[];
+	/** The event as the simulator ended it (its delivery log complete). */
+	event: EventRecord;
+	deliveries: EventDeliveries;
+	/** Attempts n8n answered with a 2xx other than the trigger's "duplicate" answer. */
+	accepted: number;
+}
+
+/**
+ * Waits until the deliveries of `eventId` are over and n8n stored a run for each attempt
+ * it accepted, then answers the runs `isRunOf` picks (with no run of the workflow going).
+ * Only attempts to `targetUrl` count when given (an event delivered to several workflows).
+ */
+export async function settledRuns(
+	sim: Simulator,
+	server: N8nServer,
+	workflowId: string,
+	eventId: number,
+	isRunOf: (execution: Execution) => boolean,
+	options: { targetUrl?: (url: string) => boolean; timeoutMs?: number } = {},
+): Promise<SettledRuns> {
+	const deliveries = await sim.eventDeliveriesSettled(eventId);
+	const event = sim.events().find((candidate) => candidate.id === eventId)!;
+	const accepted = event.logs.filter(
+		(log) =>
+			(options.targetUrl?.(log.target_url) ?? true) &&
+			log.response_code !== null &&
+			log.response_code >= 200 &&
+			log.response_code < 300 &&
+			!answeredAsRepeat(log.response),
+	).length;
+	const runs = await waitFor(
+		`${accepted} finished run(s) of workflow ${workflowId} for event ${eventId}`,
+		async () => {
+			const all = await server.listExecutions(workflowId);
+			if (all.some((execution) => ['running', 'new', 'waiting'].includes(execution.status))) return undefined;
+			const picked = all.filter(isRunOf);
+			return picked.length >= accepted ? picked : undefined;
+		},
+		{ timeoutMs: options.timeoutMs ?? 90_000, intervalMs: 300 },
+	);
+	return { runs, event, deliveries, accepted };
+}
+
+/** Picks the runs whose trigger node output this event value (the trigger's `value`). */
+export function runsWithValue(triggerNode: string, value: unknown): (execution: Execution) => boolean {
+	return (execution) => {
+		const [first] = nodeJson(execution, triggerNode);
+		return first !== undefined && isDeepStrictEqual(first.value, value);
+	};
+}
