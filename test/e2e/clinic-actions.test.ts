@@ -53,7 +53,9 @@ describe.each(ALL_N8N_VERSIONS)('Clinic node in n8n %s', (version) => {
 
 	it(
 		'patient update sends only the fields set, with insurance dates as dates; one sign-in for the run',
-		n8n.run(async () => {
+		n8n.run(async (ctx) => {
+			// The credential as the user saved it, without a session from an earlier run.
+			await importCredentials(ctx, simulatorCredentials(sim));
 			const result = await run('patient-update.json');
 			expect(nodeJson(result, 'Update Patient')[0]).toMatchObject({ id: 1, email: 'ana.medina@example.com' });
 			const [put] = calls('PUT', '/api/v1/people/1');
@@ -79,6 +81,8 @@ describe.each(ALL_N8N_VERSIONS)('Clinic node in n8n %s', (version) => {
 	it(
 		'n8n saved the token: the next execution (a new process) signs in no more',
 		n8n.run(async () => {
+			// A run that leaves a saved session (signing in if none was saved yet).
+			await run('billing-report.json');
 			const result = await run('consultation-prescription-charge.json');
 			expect(sim.tokenRequests()).toBe(0);
 			expect(nodeJson(result, 'Add Prescription Drug')[0]).toMatchObject({ consultation_id: 2, dose: '500 mg' });

@@ -41,6 +41,11 @@ const FLAGSHIP = 'consultation-finished-sign-email-pdf.json';
 /** A credential whose password the service refuses, for the sign-in error a user sees. */
 const WRONG_PASSWORD = { id: 'clinicWrongPass1', name: 'Clinic API (wrong password)' };
 
+/**
+ * Console errors the editor logs that are not the package's, each with why it is not. Any
+ * other console error, or an error thrown in the page, fails the test.
+ */
+const ALLOWED_CONSOLE_ERRORS: Array<{ pattern: RegExp; reason: string }> = [];
 
 const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { n8n: { nodes: string[] } };
 
@@ -96,7 +101,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 	let browser: Browser;
 	let page: Page;
 	const shots = screenshotDir(REPO_ROOT);
-	/** Console errors and failed editor requests while the package's nodes were on screen. */
+	/** Every console error and page error, and failed requests to the package's methods. */
 	const consoleErrors: string[] = [];
 	const failedRequests: string[] = [];
 	const started = Date.now();
@@ -140,6 +145,25 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 	};
 	const documented: Record<string, string> = {};
 
+	let signedIn = false;
+	/** Each test starts from what it needs: signed in, and (below) a Clinic step open. */
+	const ensureSignedIn = async () => {
+		if (signedIn) return;
+		await signIn(page, DEFAULT_OWNER.email, DEFAULT_OWNER.password);
+		signedIn = true;
+	};
+	/** A new workflow with a Manual Trigger and the Clinic node's "get many waiting rooms", its panel open. */
+	const openClinicStep = async () => {
+		await ensureSignedIn();
+		await page.goto('/workflow/new');
+		await pickFromNodesPanel(page, 'manual', 'Manual Trigger');
+		if (await page.getByTestId('ndv').isVisible()) await closePanel(page);
+		await pickFromNodesPanel(page, 'Clinic', 'Clinic');
+		const getMany = operationsOf('waitingRoom').find((operation) => operation.value === 'getAll')!;
+		await creatorItems(page).filter({ has: page.getByText(getMany.action!, { exact: true }) }).click();
+		await page.getByTestId('ndv').waitFor();
+	};
+
 	const expectPanelShows = async (labels: string[]) => {
 		const parameters = page.getByTestId('node-parameters');
 		await parameters.waitFor();
@@ -151,6 +175,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		'signs in as the owner',
 		n8n.run(async () => {
 			await signIn(page, DEFAULT_OWNER.email, DEFAULT_OWNER.password);
+			signedIn = true;
 			expect(page.url()).toMatch(/\/(home|workflow)/);
 		}),
 		60_000,
@@ -159,6 +184,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 	it(
 		'adds the Clinic node from the nodes panel and runs a step against the service',
 		n8n.run(async () => {
+			await ensureSignedIn();
 			await page.goto('/workflow/new');
 			await pickFromNodesPanel(page, 'manual', 'Manual Trigger');
 			if (await page.getByTestId('ndv').isVisible()) await closePanel(page);
@@ -196,6 +222,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 	it(
 		'shows the fields of every resource and operation',
 		n8n.run(async () => {
+			await openClinicStep();
 			let walked = 0;
 			for (const resource of resources) {
 				await selectOption(page, 'resource', resource.name);
@@ -223,6 +250,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 				authentication_data: { secret: 'browser-list-secret-0123456789abcdef' },
 			});
 			expect(made.status).toBe(201);
+			await openClinicStep();
 			await selectOption(page, 'resource', resources.find((option) => option.value === resource)!.name);
 			await selectOption(page, 'operation', operationsOf(resource).find((option) => option.value === operation)!.name);
 			const locator = page.getByTestId(`parameter-input-${property.name}`);
@@ -259,6 +287,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		'opens the %s panel from the nodes panel',
 		(_name, trigger) =>
 			n8n.run(async () => {
+				await ensureSignedIn();
 				await page.goto('/workflow/new');
 				// The nodes panel lists a trigger without its " Trigger" suffix, under the action
 				// node's entry when they share a name.
@@ -294,6 +323,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 	it(
 		'opens the flagship example with every field in a known state',
 		n8n.run(async () => {
+			await ensureSignedIn();
 			const { name, nodes, connections, settings } = loadExample(FLAGSHIP, sim);
 			const { id } = await server.api<{ id: string }>('POST', '/workflows', { name, nodes, connections, settings });
 			await page.goto(`/workflow/${id}`);
@@ -346,6 +376,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 				settings: {},
 			};
 			const { id } = await server.api<{ id: string }>('POST', '/workflows', workflow);
+			await ensureSignedIn();
 			await page.goto(`/workflow/${id}`);
 			await openNode('Get Many Subscriptions');
 			await page.getByTestId('node-execute-button').click();
@@ -364,8 +395,9 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		90_000,
 	);
 
-	it('logged no console error from the package and no failed request to its methods', () => {
-		expect(consoleErrors.filter((text) => /clinic/i.test(text))).toEqual([]);
+	it('logged no console error but the allowed ones, and no failed request to the package\'s methods', () => {
+		const unexplained = consoleErrors.filter((text) => !ALLOWED_CONSOLE_ERRORS.some(({ pattern }) => pattern.test(text)));
+		expect(unexplained).toEqual([]);
 		expect(failedRequests).toEqual([]);
 	});
 

@@ -22,6 +22,35 @@ function answeredAsRepeat(response: string): boolean {
 	}
 }
 
+/** How many of these answers n8n gave to a delivery it accepted as new (each starts a run). */
+export function acceptedAsNew(answers: Array<{ status: number | null; text: string }>): number {
+	return answers.filter(({ status, text }) => status !== null && status >= 200 && status < 300 && !answeredAsRepeat(text))
+		.length;
+}
+
+/**
+ * Waits until no run of the workflow is going and at least `accepted` finished runs are
+ * picked by `isRunOf`; answers the picked runs, newest first, for an exact count.
+ */
+export async function storedRuns(
+	server: N8nServer,
+	workflowId: string,
+	isRunOf: (execution: Execution) => boolean,
+	accepted: number,
+	timeoutMs = 90_000,
+): Promise<Execution[]> {
+	return await waitFor(
+		`${accepted} finished run(s) of workflow ${workflowId}`,
+		async () => {
+			const all = await server.listExecutions(workflowId);
+			if (all.some((execution) => ['running', 'new', 'waiting'].includes(execution.status))) return undefined;
+			const picked = all.filter(isRunOf);
+			return picked.length >= accepted ? picked : undefined;
+		},
+		{ timeoutMs, intervalMs: 300 },
+	);
+}
+
 export interface SettledRuns {
 	/** Finished runs of the workflow that `isRunOf` picks, newest first. */
 	runs: Execution[];
@@ -47,24 +76,12 @@ export async function settledRuns(
 ): Promise<SettledRuns> {
 	const deliveries = await sim.eventDeliveriesSettled(eventId);
 	const event = sim.events().find((candidate) => candidate.id === eventId)!;
-	const accepted = event.logs.filter(
-		(log) =>
-			(options.targetUrl?.(log.target_url) ?? true) &&
-			log.response_code !== null &&
-			log.response_code >= 200 &&
-			log.response_code < 300 &&
-			!answeredAsRepeat(log.response),
-	).length;
-	const runs = await waitFor(
-		`${accepted} finished run(s) of workflow ${workflowId} for event ${eventId}`,
-		async () => {
-			const all = await server.listExecutions(workflowId);
-			if (all.some((execution) => ['running', 'new', 'waiting'].includes(execution.status))) return undefined;
-			const picked = all.filter(isRunOf);
-			return picked.length >= accepted ? picked : undefined;
-		},
-		{ timeoutMs: options.timeoutMs ?? 90_000, intervalMs: 300 },
+	const accepted = acceptedAsNew(
+		event.logs
+			.filter((log) => options.targetUrl?.(log.target_url) ?? true)
+			.map((log) => ({ status: log.response_code, text: log.response })),
 	);
+	const runs = await storedRuns(server, workflowId, isRunOf, accepted, options.timeoutMs);
 	return { runs, event, deliveries, accepted };
 }
 
