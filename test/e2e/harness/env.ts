@@ -28,18 +28,30 @@ export interface N8nEnvOptions {
 	extra?: Record<string, string | undefined>;
 }
 
-/** A TCP port that was free a moment ago on 127.0.0.1. */
+/**
+ * Ports handed out in this process. A context's fixed port is free while its n8n restarts,
+ * and a port is free until its process binds it: never hand either out again here.
+ */
+const handedOut = new Set<number>();
+
+/** A TCP port that was free a moment ago on 127.0.0.1, and never handed out before in this process. */
 export async function getFreePort(): Promise<number> {
-	return await new Promise((resolve, reject) => {
-		const server = createServer();
-		server.unref();
-		server.once('error', reject);
-		server.listen(0, '127.0.0.1', () => {
-			const address = server.address();
-			const port = typeof address === 'object' && address ? address.port : 0;
-			server.close(() => resolve(port));
+	for (;;) {
+		const port = await new Promise<number>((resolve, reject) => {
+			const server = createServer();
+			server.unref();
+			server.once('error', reject);
+			server.listen(0, '127.0.0.1', () => {
+				const address = server.address();
+				const found = typeof address === 'object' && address ? address.port : 0;
+				server.close(() => resolve(found));
+			});
 		});
-	});
+		if (!handedOut.has(port)) {
+			handedOut.add(port);
+			return port;
+		}
+	}
 }
 
 /** Variables of the parent process that are harmless to pass on (the rest is dropped). */
