@@ -7,7 +7,7 @@ import type { SimState } from './core';
 import { assertCatalogEvent } from './deliveries';
 import { type Call, type Reply, type Route, HttpError, badRequest, dispatch, isPlainObject, ok } from './http';
 import { storeSnapshot } from './store';
-import type { DuplicateMode, EventOrder, EventParamsMode, Fault } from './types';
+import type { DeliveryBodyShape, DuplicateMode, EventOrder, EventParamsMode, Fault } from './types';
 
 export const CONTROL_PREFIX = '/__sim';
 
@@ -182,6 +182,15 @@ const routes: Array<Route<ControlContext>> = [
 		handler: (ctx, call) => {
 			const order = stringField(object(call), 'order') as EventOrder;
 			guarded(() => ctx.state.setEventOrder(order));
+			return done();
+		},
+	},
+	{
+		method: 'POST',
+		pattern: /^\/delivery-body$/,
+		handler: (ctx, call) => {
+			const shape = stringField(object(call), 'shape') as DeliveryBodyShape;
+			guarded(() => ctx.state.setDeliveryBody(shape));
 			return done();
 		},
 	},

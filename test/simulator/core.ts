@@ -6,6 +6,7 @@ import { EventBus, assertCatalogEvent } from './deliveries';
 import { Faults } from './faults';
 import { ORGANIZATION_ID, createStore, finishNewConsultation, patientEventValue, seedSignedInvoices, type Store } from './store';
 import type {
+	DeliveryBodyShape,
 	DuplicateMode,
 	EventOrder,
 	EventParamsMode,
@@ -32,6 +33,8 @@ export function resolveOptions(options: SimulatorOptions = {}): ResolvedOptions 
 		deliveryTimeoutMs: options.deliveryTimeoutMs ?? 5000,
 		logLimit: options.logLimit ?? 10000,
 		reuseRevokesChain: options.reuseRevokesChain ?? false,
+		callbackProxy: options.callbackProxy ?? null,
+		deliveryBody: options.deliveryBody ?? 'value',
 	};
 }
 
@@ -66,7 +69,9 @@ export class SimState {
 			organizationId: ORGANIZATION_ID,
 			retryDelayMs: options.deliveryRetryDelayMs,
 			timeoutMs: options.deliveryTimeoutMs,
+			callbackProxy: options.callbackProxy,
 		});
+		this.bus.deliveryBody = options.deliveryBody;
 	}
 
 	/** Records an event from a change made through the API; deliveries run in the background. */
@@ -182,6 +187,11 @@ export class SimState {
 		this.eventOrder = order;
 	}
 
+	setDeliveryBody(shape: DeliveryBodyShape): void {
+		if (shape !== 'value' && shape !== 'top-level') throw new Error(`delivery body must be value or top-level, not ${String(shape)}`);
+		this.bus.deliveryBody = shape;
+	}
+
 	setDuplicates(mode: DuplicateMode): void {
 		if (mode !== 'off' && mode !== 'sequential' && mode !== 'concurrent') {
 			throw new Error(`duplicate mode must be off, sequential or concurrent, not ${String(mode)}`);
@@ -227,6 +237,7 @@ export class SimState {
 	reset(): void {
 		this.store = createStore();
 		this.bus.reset();
+		this.bus.deliveryBody = this.options.deliveryBody;
 		this.clearLog();
 		this.latencyMs = this.options.latencyMs;
 		this.auth.lifetimeSeconds = this.options.tokenLifetimeSeconds;

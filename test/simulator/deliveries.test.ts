@@ -115,6 +115,45 @@ describe('a delivery', () => {
 	});
 });
 
+describe('the service as strict as the spec', () => {
+	test('top-level identifier bodies: the payload object is the body, signed as sent; other payloads stay wrapped', async () => {
+		const target = await receiver();
+		await subscribe(sim, token, { url: target.url, suffix: 'patient', eventName: 'patient-updated', secret: 'k3y' });
+		sim.setDeliveryBody('top-level');
+		await sim.emit('patient', 'patient-updated', { id: 5 });
+		await sim.emit('patient', 'patient-updated', [5]);
+		expect(target.received.map((r) => r.raw.toString('utf8'))).toEqual(['{"id":5}', '{"value":[5]}']);
+		expect(target.received[0].headers.signature).toBe(hmac('k3y', target.received[0].raw));
+		sim.reset();
+		await subscribe(sim, token, { url: target.url, suffix: 'patient', eventName: 'patient-updated' });
+		await sim.emit('patient', 'patient-updated', { id: 6 });
+		expect(target.received[2].raw.toString('utf8')).toBe('{"value":{"id":6}}');
+	});
+
+	test('https only, delivered through a proxy: the subscribed https address reaches the local receiver', async () => {
+		const target = await receiver();
+		const local = new URL(target.url);
+		const strict = await startSimulator({
+			callbackProxy: { from: 'https://n8n.clinic.test', to: local.origin },
+			deliveryRetryDelayMs: 20,
+		});
+		try {
+			const strictToken = await accessToken(strict);
+			const refused = await subscribe(strict, strictToken, { url: target.url, suffix: 'patient', eventName: 'patient-updated' });
+			expect(refused.status).toBe(422);
+			expect(refused.json.errors.url).toEqual(['must be an HTTPS URL']);
+			const publicUrl = `https://n8n.clinic.test${local.pathname}?event=patient:patient-updated`;
+			expect((await subscribe(strict, strictToken, { url: publicUrl, suffix: 'patient', eventName: 'patient-updated' })).status).toBe(201);
+			const event = await strict.emit('patient', 'patient-updated', { id: 1 });
+			expect(target.received).toHaveLength(1);
+			expect(target.received[0].headers).toMatchObject({ 'x-forwarded-proto': 'https', 'x-forwarded-host': 'n8n.clinic.test' });
+			expect(event.logs.map((log) => [log.target_url, log.response_code])).toEqual([[publicUrl, 200]]);
+		} finally {
+			await strict.close();
+		}
+	});
+});
+
 describe('retries', () => {
 	test('a receiver answering 500 is retried 3 times; each attempt is logged and tries_left goes down', async () => {
 		const failing = await receiver(() => 500);

@@ -13,7 +13,11 @@ import * as https from 'node:https';
 
 import { TOPICS, findTopic, fullTopic } from '../../nodes/shared/catalog';
 import { nowIso } from './store';
-import type { DeliveryLog, DeliveryStatus, DuplicateMode, EventDeliveries, EventRecord, Subscription } from './types';
+import type {
+	DeliveryBodyShape,
+	DeliveryLog,
+	DeliveryStatus,
+	DuplicateMode, EventDeliveries, EventRecord, Subscription } from './types';
 
 export const MAX_RETRIES = 3;
 const RESPONSE_KEEP = 2000;
@@ -42,12 +46,14 @@ export interface BusOptions {
 	organizationId: number;
 	retryDelayMs: number;
 	timeoutMs: number;
+	callbackProxy: { from: string; to: string } | null;
 }
 
 export class EventBus {
 	events: EventRecord[] = [];
 	subscriptions: Subscription[] = [];
 	duplicates: DuplicateMode = 'off';
+	deliveryBody: DeliveryBodyShape = 'value';
 	private nextEventId = 1;
 	private nextSubscriptionId = 1001;
 	private nextLogId = 1;
@@ -129,7 +135,8 @@ export class EventBus {
 			(s) => s.status === 'enabled' && s.event_topic === record.topic && s.event_name === name,
 		);
 		if (targets.length === 0 || this.closed) return { record, settled: Promise.resolve() };
-		const body = Buffer.from(JSON.stringify({ value }), 'utf8');
+		const topLevel = this.deliveryBody === 'top-level' && value !== null && typeof value === 'object' && !Array.isArray(value);
+		const body = Buffer.from(JSON.stringify(topLevel ? value : { value }), 'utf8');
 		const mode = this.duplicates;
 		const statuses = targets.map(
 			(s): DeliveryStatus => ({
@@ -290,8 +297,10 @@ export class EventBus {
 				resolve({ ok: code !== null && code >= 200 && code < 300 });
 			};
 			let url: URL;
+			const proxy = this.options.callbackProxy;
+			const proxied = proxy !== null && subscription.url.startsWith(proxy.from);
 			try {
-				url = new URL(subscription.url);
+				url = new URL(proxied ? proxy.to + subscription.url.slice(proxy.from.length) : subscription.url);
 			} catch (error) {
 				finish(null, `invalid URL: ${(error as Error).message}`);
 				return;
@@ -307,6 +316,7 @@ export class EventBus {
 						'content-length': body.length,
 						signature,
 						'user-agent': 'clinic-webhooks/1.0',
+						...(proxied ? { 'x-forwarded-proto': 'https', 'x-forwarded-host': new URL(subscription.url).host } : {}),
 					},
 					timeout: this.options.timeoutMs,
 				},

@@ -230,6 +230,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		faults: () => ({ faults: state.faults.list(), hits: state.faults.hits, held: state.faults.heldCount() }),
 		inFlight: () => state.inFlight(),
 		setDuplicateDeliveries: (mode) => state.setDuplicates(mode),
+		setDeliveryBody: (shape) => state.setDeliveryBody(shape),
 		setEventParams: (mode) => state.setEventParams(mode),
 		setEventOrder: (order) => state.setEventOrder(order),
 		onEventsPage: (hook) => {

@@ -38,7 +38,23 @@ export interface SimulatorOptions {
 	 * When true, such a reuse also revokes every token of its chain, the newest included.
 	 */
 	reuseRevokesChain?: boolean;
+	/**
+	 * Deliveries to callback URLs starting with `from` go to `to` instead (the rest of the
+	 * URL kept, `x-forwarded-proto` and `x-forwarded-host` naming the public address), as a
+	 * reverse proxy in front of n8n forwards them: n8n is subscribed at its public https
+	 * address and reached at its local one. The delivery log keeps the subscribed URL.
+	 */
+	callbackProxy?: { from: string; to: string } | null;
+	/** How a delivery's body carries the event: `{"value": ...}` (default) or the payload object itself. */
+	deliveryBody?: DeliveryBodyShape;
 }
+
+/**
+ * The spec allows both: payloads "may be wrapped in a value object or be top-level
+ * identifier objects". `top-level` sends an object payload as the body itself (other
+ * payloads stay wrapped).
+ */
+export type DeliveryBodyShape = 'value' | 'top-level';
 
 /** Token requests since start or clearLog. */
 export interface TokenRequestCounts {
@@ -265,6 +281,8 @@ export interface Simulator {
 	/** Spec requests being answered now, and the most at once since start, clearLog or reset. */
 	inFlight(): { now: number; peak: number };
 	setDuplicateDeliveries(mode: DuplicateMode): void;
+	/** How deliveries carry the event from now on (default 'value'). */
+	setDeliveryBody(shape: DeliveryBodyShape): void;
 	/** Where GET /events reads its parameters (default 'body', as the spec declares). */
 	setEventParams(mode: EventParamsMode): void;
 	/** Order of GET /events (default 'oldest-first'). */
