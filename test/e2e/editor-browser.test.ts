@@ -118,7 +118,10 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		browser = await launchChromium(server.baseUrl);
 		page = browser.page;
 		page.on('console', (message) => {
-			if (message.type() === 'error') consoleErrors.push(message.text());
+			if (message.type() !== 'error') return;
+			// "Failed to load resource" names no address in its text: its location does.
+			const at = message.location().url;
+			consoleErrors.push(at ? `${message.text()} [${at}]` : message.text());
 		});
 		page.on('pageerror', (error) => consoleErrors.push(`${error.name}: ${error.message}`));
 		page.on('response', (response) => {
