@@ -29,6 +29,7 @@ import {
 import type { N8nServer, WorkflowImport, WorkflowRun } from './harness';
 import { startFakeModel, type FakeModel } from './support/fake-model';
 import { DEMO_CREDENTIAL_IDS, EXAMPLES_DIR, exampleFiles, fakeModelCredential, loadExample, simulatorCredentials } from './support/examples';
+import { runsWithValue, settledRuns } from './support/runs';
 
 const WEBHOOK_FLAGSHIP = 'consultation-finished-sign-email-pdf.json';
 const EVENT_LOG_FLAGSHIP = 'consultation-finished-event-log-sign-email.json';
@@ -179,8 +180,10 @@ describe.each(ALL_N8N_VERSIONS)('patient data in n8n %s', (version) => {
 			const webhookId = ids.get(WEBHOOK_FLAGSHIP)!;
 			await server.activateWorkflow(webhookId);
 			if (ctx.asyncPublication) await server.waitForPublication(webhookId);
-			await sim.emit('consultation', 'consultation-finished', { id: 1, encounter_id: 1 });
-			const [byWebhook] = await server.waitForExecutions(webhookId, 1, { timeoutMs: 90_000 });
+			const finished = await sim.emit('consultation', 'consultation-finished', { id: 1, encounter_id: 1 });
+			const { runs } = await settledRuns(sim, server, webhookId, finished.id, runsWithValue('Consultation Finished', finished.value));
+			expect(runs).toHaveLength(1);
+			const [byWebhook] = runs;
 			expect(byWebhook.status).toBe('success');
 			expect(nodeJson(byWebhook, 'Sign Invoice')[0]).toMatchObject({ id: 1, signed_at: expect.any(String) });
 			expect(nodeJson(byWebhook, 'Email Invoice')[0]).toMatchObject({ id: 1 });
