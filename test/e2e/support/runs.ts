@@ -6,7 +6,8 @@
  *      got a 2xx or used up its retries, by its own retry schedule), and
  *   2. n8n holds a finished run for every attempt it accepted as new (a 2xx that is not
  *      the trigger's "duplicate" answer), with no run of the workflow still going.
- * Then the caller asserts the number: one run per event, not "at least".
+ * Then the caller asserts the number: one run per event, not "at least". (An attempt n8n
+ * never answered may have started a run as well; it is counted if stored by then.)
  */
 import { isDeepStrictEqual } from 'node:util';
 
