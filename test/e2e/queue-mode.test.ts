@@ -29,6 +29,7 @@ import {
 	useN8nContext,
 	waitFor,
 	type Execution,
+	type N8nContext,
 	type N8nServer,
 	type QueueCluster,
 	type WorkflowImport,
@@ -167,6 +168,9 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 	const ensureActive = async (...ids: string[]) => {
 		for (const id of ids) if (!(await cluster.main.getWorkflow(id)).active) await cluster.main.activateWorkflow(id);
 	};
+	/** The cluster's main, or a new one when a test before stopped it (mains share the database). */
+	const runningMain = async (ctx: N8nContext): Promise<N8nServer> =>
+		cluster.main.running ? cluster.main : n8n.track(await startN8n(ctx));
 
 	/** The stored (decrypted) data of a credential, as n8n's CLI exports it. */
 	async function storedCredential(id: string): Promise<Record<string, unknown>> {
@@ -361,7 +365,7 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 				}
 				return ids;
 			};
-			let main = cluster.main;
+			let main = await runningMain(ctx);
 			/** Waits until the runs together carry exactly `ids`, each once. */
 			const waitForIds = async (ids: number[]): Promise<Execution[]> => {
 				const deadline = Date.now() + 150_000;
@@ -401,6 +405,10 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 	it(
 		'two mains started together against one database leave one subscription per event, and a delivery starts one run',
 		n8n.run(async (ctx) => {
+			// The trigger workflow active in the database, whichever test ran before; then no main runs.
+			const before = await runningMain(ctx);
+			if (!(await before.getWorkflow(triggerId)).active) await before.activateWorkflow(triggerId);
+			await before.stop();
 			await cluster.main.stop();
 			// The service lost the subscription (or it was never made): each main's start-up
 			// finds none and subscribes.
