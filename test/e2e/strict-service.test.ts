@@ -61,7 +61,7 @@ function errorsWorkflow(): WorkflowImport {
 				operation: 'create',
 				url: 'http://127.0.0.1:9/hook',
 				event: 'patient:patient-updated',
-				options: { allowInsecureUrl: true },
+				subscriptionOptions: { allowInsecureUrl: true },
 			},
 		],
 		['Unavailable', { resource: 'consultation', operation: 'get', consultationId: id(2) }],
