@@ -62,6 +62,10 @@ export class ClinicTrigger implements INodeType {
 					throw activationError(this.getNode(), error);
 				}
 			},
+			// True once nothing of this trigger is left at the service (a 404 counts: already
+			// gone); anything else (5xx, timeout, lost connection) is thrown, never answered
+			// false: n8n ignores the answer, 2.41 retries a throw (not a UserError) and 1.x
+			// keeps the ids recorded for the next activation.
 			async delete(this: IHookFunctions): Promise<boolean> {
 				try {
 					await requireWebhookService(this);

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
+import { UserError } from 'n8n-workflow';
 import type { IDataObject } from 'n8n-workflow';
 
 import { activateTrigger, deliverWebhook, runTriggerHook, TRIGGER_WEBHOOK_ID } from '../helpers/trigger';
@@ -34,6 +35,14 @@ afterAll(async () => {
 });
 
 beforeEach(() => sim.reset());
+
+async function waitUntil(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+	const deadline = Date.now() + timeoutMs;
+	while (!condition()) {
+		if (Date.now() > deadline) throw new Error('condition not met in time');
+		await new Promise((resolve) => setTimeout(resolve, 10));
+	}
+}
 
 const THREE = [PATIENT_CREATED, CONSULTATION_FINISHED, SCHEDULE_CREATE];
 const PRODUCTION_URL = `https://n8n.example.test/webhook/${TRIGGER_WEBHOOK_ID}/webhook`;
@@ -331,6 +340,67 @@ describe('deactivation (delete)', () => {
 		} finally {
 			await proxy.close();
 		}
+	});
+});
+
+describe('teardown as n8n expects', () => {
+	// n8n 2.41 ignores what delete returns, retries one that throws (3 attempts) and gives up
+	// at once on a UserError; n8n 1.x logs a throw and keeps static data for the next activation.
+	async function activeWithOneSubscription() {
+		const first = await activateTrigger(options({ parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED], options: {} } }));
+		expect(live(sim)).toHaveLength(1);
+		return first;
+	}
+
+	it('the service answering 503 -> delete throws (n8n retries), the subscription stays recorded; the retry removes it', async () => {
+		const first = await activeWithOneSubscription();
+		sim.addFault({ kind: 'status', status: 503, host: 'webhooks', method: 'DELETE' });
+		const failed = await runTriggerHook('delete', options({ staticData: first.staticData }));
+		expect(failed.error).toBeDefined();
+		expect(failed.error).not.toBeInstanceOf(UserError);
+		expect(failed.error?.message).toContain('Could not remove every webhook subscription');
+		expect(live(sim)).toHaveLength(1);
+		expect(Object.keys(failed.nodeStaticData)).toEqual([PATIENT_CREATED]);
+
+		sim.clearFaults();
+		const retried = await runTriggerHook('delete', options({ staticData: failed.staticData }));
+		expect(retried.error).toBeUndefined();
+		expect(retried.result).toBe(true);
+		expect(live(sim)).toHaveLength(0);
+		expect(retried.nodeStaticData).toEqual({});
+	});
+
+	it('the answer lost after the service removed it (connection reset) -> throws; the retry meets 404 and answers true', async () => {
+		const first = await activeWithOneSubscription();
+		sim.addFault({ kind: 'reset', host: 'webhooks', method: 'DELETE', count: 1 });
+		const failed = await runTriggerHook('delete', options({ staticData: first.staticData }));
+		expect(failed.error).toBeDefined();
+		expect(failed.error).not.toBeInstanceOf(UserError);
+		expect(live(sim)).toHaveLength(0);
+
+		sim.clearLog();
+		const retried = await runTriggerHook('delete', options({ staticData: failed.staticData }));
+		expect(retried.error).toBeUndefined();
+		expect(retried.result).toBe(true);
+		expect(sim.log.filter((e) => e.method === 'DELETE').map((e) => e.status)).toEqual([404]);
+		expect(retried.nodeStaticData).toEqual({});
+	});
+
+	it('no answer (the connection dropped while waiting) -> throws and keeps the id recorded, though the sweep removed it; the retry answers true', async () => {
+		const first = await activeWithOneSubscription();
+		sim.addFault({ kind: 'stall', host: 'webhooks', method: 'DELETE', count: 1 });
+		const pending = runTriggerHook('delete', options({ staticData: first.staticData }));
+		await waitUntil(() => sim.faults().held === 1);
+		sim.clearFaults();
+		const failed = await pending;
+		expect(failed.error).toBeDefined();
+		expect(failed.error).not.toBeInstanceOf(UserError);
+		expect(live(sim)).toHaveLength(0);
+		expect(Object.keys(failed.nodeStaticData)).toEqual([PATIENT_CREATED]);
+
+		const retried = await runTriggerHook('delete', options({ staticData: failed.staticData }));
+		expect(retried.result).toBe(true);
+		expect(retried.nodeStaticData).toEqual({});
 	});
 });
 
