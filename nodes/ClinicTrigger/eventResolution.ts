@@ -63,6 +63,11 @@ function readLogEnd(key: string, arrivedAt: number, read: (max: number) => Promi
 export const emittedEvents = new RecentDeliveries(20_000);
 const EMITTED_FOR_MS = 24 * 60 * 60_000;
 
+/** Records that the trigger emits this event now; false when this process emitted it already. */
+export function claimEvent(triggerKey: string, eventId: number): boolean {
+	return !emittedEvents.seen(`${triggerKey}\n${eventId}`, EMITTED_FOR_MS);
+}
+
 export type Resolution =
 	| { kind: 'event'; event: EventRecord }
 	/** Every matching event was emitted already: a repeated delivery. */
@@ -114,7 +119,7 @@ export async function resolveDelivery(
 		.sort((a, b) => a.id - b.id);
 	if (matching.length === 0) return { kind: 'unknown' };
 	// Chosen and recorded in one synchronous step: two copies at once cannot both take it.
-	const chosen = matching.find((event) => !emittedEvents.seen(`${triggerKey}\n${event.id}`, EMITTED_FOR_MS));
+	const chosen = matching.find((event) => claimEvent(triggerKey, event.id));
 	if (chosen) return { kind: 'event', event: chosen };
 	const ownPath = pathOf(ctx.getNodeWebhookUrl('default'));
 	const unstored = matching.find((event) => onlyServerErrorsAt(event, ownPath));

@@ -24,6 +24,7 @@ import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
 import type { DuplicateCheck } from './description';
 import type { EventRecord } from '../shared/webhookService';
 import { EVENT_LOG_CHECK_MS, resolveDelivery } from './eventResolution';
+import { findDeafness, heal } from './healing';
 import { secretOf, storedSubscriptions } from './storage';
 import type { StoredSubscription } from './storage';
 import { EVENT_QUERY_PARAMETER } from './subscriptions';
@@ -39,6 +40,20 @@ interface Answer {
 
 function respond(ctx: IWebhookFunctions, answer: Answer): void {
 	ctx.getResponseObject().status(answer.status).json(answer.body);
+}
+
+/**
+ * The node's own answer, and a run of `items` when there are any (events caught up by
+ * healing). Answering itself is what makes n8n 2.x save the static data healing changed.
+ */
+function answerAndRun(ctx: IWebhookFunctions, answer: Answer, items: INodeExecutionData[]): IWebhookResponseData {
+	respond(ctx, answer);
+	return items.length > 0 ? { noWebhookResponse: true, workflowData: [shapeTriggerItems(ctx, items)] } : { noWebhookResponse: true };
+}
+
+/** One trigger's one event, as the duplicate checks key what they remember. */
+function triggerKeyOf(ctx: IWebhookFunctions, eventKey: string): string {
+	return [ctx.getWorkflow().id ?? '', ctx.getNode().name, eventKey].join('\n');
 }
 
 function numberOption(value: unknown, fallback: number): number {
@@ -77,7 +92,7 @@ async function secretOfDelivery(
 	const secret = secretOf(ctx.getNode(), key, stored, signingKey);
 	if (!secret) {
 		ctx.logger.warn(
-			`Clinic Trigger "${ctx.getNode().name}": the credential's webhook signing key is not the one this subscription was made with, so deliveries cannot be verified. Deactivate and activate the workflow to subscribe again.`,
+			`Clinic Trigger "${ctx.getNode().name}": the credential holds no webhook signing key, so deliveries cannot be verified. Save the credential, then deactivate and activate the workflow.`,
 		);
 	}
 	return secret;
@@ -109,7 +124,16 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const authentication = this.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
 	// The duplicate check never waits on a busy service: no Retry-After waits, a short timeout.
 	const client = new ClinicClient(this, authentication, { timeoutMs: EVENT_LOG_CHECK_MS, maxRetryWaitMs: 0 });
-	const stored = storedSubscriptions(this.getWorkflowStaticData('node')).get(key);
+	const staticData = this.getWorkflowStaticData('node');
+	const allStored = storedSubscriptions(staticData);
+	const triggerId = [this.getWorkflow().id ?? '', this.getNode().name].join('\n');
+	const deafness = await findDeafness(this, client, allStored, triggerId);
+	const recovered = deafness ? await heal(this, deafness, allStored, (eventKey) => triggerKeyOf(this, eventKey)) : [];
+	if (deafness?.reason === 'signingKeyChanged' && deafness.keys.includes(key)) {
+		// Signed with a secret of the old key: not verifiable, and its event is among those caught up.
+		return answerAndRun(this, { status: 200, body: { received: true } }, recovered);
+	}
+	const stored = storedSubscriptions(staticData).get(key);
 	const mode = (options.verification as VerificationMode | undefined) ?? 'hmacSha256';
 	const secret = stored && mode !== 'none' ? await secretOfDelivery(this, client, key, stored) : undefined;
 	const verification = verifyDelivery({
@@ -119,10 +143,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		headerName: typeof options.signatureHeader === 'string' ? options.signatureHeader : DEFAULT_SIGNATURE_HEADER,
 		secret,
 	});
-	if (!verification.ok) {
-		respond(this, { status: 401, body: { error: 'Unauthorized' } });
-		return { noWebhookResponse: true };
-	}
+	if (!verification.ok) return answerAndRun(this, { status: 401, body: { error: 'Unauthorized' } }, recovered);
 
 	let topic = stored?.topic ?? '';
 	if (!topic) {
@@ -134,21 +155,17 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	// 4. Repeats. Each check records what it accepts in the same synchronous step as it
 	//    checks, so two copies arriving at the same moment cannot both pass.
 	const duplicateCheck = (options.duplicateCheck as DuplicateCheck | undefined) ?? 'eventLog';
-	const triggerKey = [this.getWorkflow().id ?? '', this.getNode().name, key].join('\n');
+	const triggerKey = triggerKeyOf(this, key);
 	let logged: EventRecord | undefined;
 	if (duplicateCheck === 'eventLog') {
 		const resolution = await resolveDelivery(this, client, triggerKey, { topic, name: event.name }, value);
-		if (resolution.kind === 'repeat') {
-			respond(this, { status: 200, body: { received: true, duplicate: true } });
-			return { noWebhookResponse: true };
-		}
+		if (resolution.kind === 'repeat') return answerAndRun(this, { status: 200, body: { received: true, duplicate: true } }, recovered);
 		if (resolution.kind === 'event') logged = resolution.event;
 	} else if (duplicateCheck === 'sameBody') {
 		const windowMinutes = numberOption(options.duplicateWindowMinutes, DEFAULT_DUPLICATE_WINDOW_MINUTES);
 		const repeatKey = [triggerKey, String(stored?.id ?? ''), sha256Hex(raw)].join('\n');
 		if (windowMinutes > 0 && recentDeliveries.seen(repeatKey, windowMinutes * 60_000)) {
-			respond(this, { status: 200, body: { received: true, duplicate: true } });
-			return { noWebhookResponse: true };
+			return answerAndRun(this, { status: 200, body: { received: true, duplicate: true } }, recovered);
 		}
 	}
 
@@ -164,6 +181,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	if (options.includeRawBody === true) json.rawBody = raw.toString('utf8');
 	const item: INodeExecutionData = { json };
 
+	if (recovered.length > 0) return answerAndRun(this, { status: 200, body: { received: true } }, [...recovered, item]);
 	// n8n answers this one (an empty 200): from 2.x only once the execution is stored, so a
 	// delivery n8n failed to record gets an error answer (and the service's retry), not a 200.
 	return { workflowData: [shapeTriggerItems(this, [item])] };

@@ -246,6 +246,14 @@ const routes: Array<Route<ControlContext>> = [
 		},
 	},
 	{ method: 'GET', pattern: /^\/subscriptions$/, handler: (ctx) => ok({ subscriptions: ctx.state.bus.subscriptions }) },
+	{
+		method: 'POST',
+		pattern: /^\/subscriptions\/(\d+)\/(disable|delete)$/,
+		handler: (ctx, _call, [id, how]) => {
+			if (!ctx.state.bus.stop(Number(id), how as 'disable' | 'delete')) throw badRequest(`No live subscription ${id}`);
+			return done();
+		},
+	},
 	{ method: 'GET', pattern: /^\/events$/, handler: (ctx) => ok({ events: ctx.state.bus.events }) },
 	{ method: 'GET', pattern: /^\/state$/, handler: (ctx) => ok(storeSnapshot(ctx.state.store)) },
 	{

@@ -103,6 +103,19 @@ export class EventBus {
 		return true;
 	}
 
+	/**
+	 * What the service does on its side (the spec's `status` and `deleted_at`): `disable` sets
+	 * status disabled, `delete` also sets deleted_at. Either stops deliveries. False when
+	 * unknown or already deleted.
+	 */
+	stop(id: number, how: 'disable' | 'delete'): boolean {
+		const subscription = this.subscriptions.find((s) => s.id === id);
+		if (!subscription || subscription.deleted_at !== null) return false;
+		subscription.status = 'disabled';
+		if (how === 'delete') subscription.deleted_at = nowIso();
+		return true;
+	}
+
 	private record(suffix: string, name: string, value: unknown, createdAt = nowIso()): EventRecord {
 		const id = this.nextEventId++;
 		const record: EventRecord = {

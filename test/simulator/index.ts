@@ -243,6 +243,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		deliveryStatus: (eventId) => state.bus.deliveryStatus(eventId),
 		eventDeliveriesSettled: (eventId) => state.bus.eventSettled(eventId),
 		subscriptions: () => [...state.bus.subscriptions],
+		stopSubscription: (id, how) => state.bus.stop(id, how),
 		events: () => [...state.bus.events],
 		reset: () => state.reset(),
 		internalErrors: () => [...state.internalErrors],

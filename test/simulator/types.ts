@@ -317,6 +317,8 @@ export interface Simulator {
 	eventDeliveriesSettled(eventId: number): Promise<EventDeliveries>;
 	/** All subscriptions, deleted ones included. */
 	subscriptions(): Subscription[];
+	/** The service disables (`status: disabled`) or deletes (also `deleted_at`) a subscription; false when not live. */
+	stopSubscription(id: number, how: 'disable' | 'delete'): boolean;
 	events(): EventRecord[];
 	/** The store (people, consultations, invoices, ...) for assertions. Replaced by reset(). */
 	readonly data: Store;

@@ -1,0 +1,189 @@
+/**
+ * A Clinic Trigger that cannot hear heals itself where it can, and fails visibly where it
+ * cannot. It is deaf when:
+ *
+ * - the credential's webhook signing key is no longer the one its subscriptions were made
+ *   with: every delivery would be refused. Told from static data on any delivery.
+ * - the service disabled or deleted one of its subscriptions: that event is not delivered
+ *   at all, so it is looked for on a delivery of any of the trigger's events (one list of
+ *   subscriptions, at most once a minute per trigger and process). n8n gives a webhook node
+ *   no timer; a trigger whose only subscription was disabled is replaced by activation
+ *   (`checkExists` says false: every 1.x start, every activation).
+ *
+ * Healing is `create` (subscribes with the current key, removes the stale subscriptions at
+ * this address), then one run of the events the stale subscriptions missed, read from the
+ * event log, each marked `recovered`. When healing fails the delivery fails: n8n answers
+ * 500 (the service retries, and with it the healing), saves a failed execution with the
+ * message below and starts the workflow's error workflow.
+ */
+import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
+
+import { findEvent } from '../shared/catalog';
+import { ClinicClient } from '../shared/transport';
+import type { IntegrationCredentialType } from '../shared/transport';
+import { EventLog, WebhookSubscriptions, isLive } from '../shared/webhookService';
+import type { EventRecord, RemoteSubscription } from '../shared/webhookService';
+import { pathOf } from '../shared/urls';
+import { claimEvent } from './eventResolution';
+import { isCurrent } from './storage';
+import type { StoredSubscription } from './storage';
+import { create } from './subscriptions';
+
+export type DeafReason = 'signingKeyChanged' | 'subscriptionDisabled' | 'subscriptionDeleted';
+
+const WHAT_HAPPENED: Record<DeafReason, string> = {
+	signingKeyChanged: "the credential's webhook signing key changed, so the service's deliveries could not be verified",
+	subscriptionDisabled: 'the clinic service disabled the subscription, so it stopped delivering',
+	subscriptionDeleted: 'the clinic service deleted the subscription, so it stopped delivering',
+};
+
+export interface Deafness {
+	reason: DeafReason;
+	/** Event keys whose stored subscription is stale. */
+	keys: string[];
+}
+
+/** How often a trigger's subscriptions are listed to find one the service disabled or deleted. */
+export const LIVENESS_LOOK_EVERY_MS = 60_000;
+const lastLooks = new Map<string, number>();
+
+/** Most events one healing run catches up per event: the newest are kept. */
+export const CATCH_UP_MAX = 100;
+
+/**
+ * Whether the trigger is deaf, and for which events. A failed look is not deafness: the
+ * delivery goes on as usual.
+ */
+export async function findDeafness(
+	ctx: IWebhookFunctions,
+	client: ClinicClient,
+	stored: Map<string, StoredSubscription>,
+	triggerId: string,
+): Promise<Deafness | undefined> {
+	const entries = [...stored].filter(([, entry]) => !entry.legacySecret);
+	if (entries.length === 0) return undefined;
+	const signingKey = await client.webhookSigningKey();
+	const keyChanged = entries.filter(([, entry]) => !isCurrent(entry, signingKey)).map(([key]) => key);
+	if (signingKey && keyChanged.length > 0) return { reason: 'signingKeyChanged', keys: keyChanged };
+
+	const now = Date.now();
+	if (now - (lastLooks.get(triggerId) ?? 0) < LIVENESS_LOOK_EVERY_MS) return undefined;
+	lastLooks.set(triggerId, now);
+	let listed: RemoteSubscription[];
+	try {
+		listed = await new WebhookSubscriptions(client, () => ctx.getNode()).list();
+	} catch (error) {
+		ctx.logger.warn(`Clinic Trigger "${ctx.getNode().name}": could not list its subscriptions (${(error as Error).message})`);
+		return undefined;
+	}
+	const stale = entries
+		.map(([key, entry]) => ({ key, subscription: listed.find((s) => String(s.id) === String(entry.id)) }))
+		.filter(({ subscription }) => !subscription || !isLive(subscription));
+	if (stale.length === 0) return undefined;
+	const deleted = stale.some(({ subscription }) => !subscription || subscription.deleted_at);
+	return { reason: deleted ? 'subscriptionDeleted' : 'subscriptionDisabled', keys: stale.map(({ key }) => key) };
+}
+
+/** Forgets when subscriptions were last listed (tests start from a fresh process's state). */
+export function forgetLivenessLooks(): void {
+	lastLooks.clear();
+}
+
+/**
+ * Subscribes again and returns the missed events as items (one per event, oldest first).
+ * Throws a NodeOperationError that says what happened and what was done when it cannot.
+ */
+export async function heal(
+	ctx: IWebhookFunctions,
+	deafness: Deafness,
+	stored: Map<string, StoredSubscription>,
+	triggerKeyOf: (eventKey: string) => string,
+): Promise<INodeExecutionData[]> {
+	const node = ctx.getNode();
+	const what = WHAT_HAPPENED[deafness.reason];
+	const authentication = ctx.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
+	const client = new ClinicClient(ctx, authentication);
+	const subscriptions = new WebhookSubscriptions(client, () => node);
+	let listed: RemoteSubscription[];
+	try {
+		listed = await subscriptions.list();
+		// `create` reads only what a webhook call offers as well: parameters, address, static data.
+		await create.call(ctx as unknown as IHookFunctions);
+		// A disabled subscription still at our address is not `create`'s (it keeps only live ones): remove it.
+		for (const key of deafness.keys) {
+			const old = listed.find((s) => String(s.id) === String(stored.get(key)?.id));
+			if (old && !old.deleted_at) await subscriptions.remove(old.id).catch(ignoreNotFound);
+		}
+	} catch (error) {
+		throw new NodeOperationError(node, `The Clinic Trigger cannot receive events: ${what}. Subscribing again failed: ${(error as Error).message}`, {
+			description:
+				"n8n tries again with the service's next delivery. Check that the Clinic credential can sign in and manage webhooks, then deactivate and activate the workflow; meanwhile the Clinic Event Log Trigger or the Clinic node's Event > Get Many lists the events.",
+		});
+	}
+
+	const ownPath = pathOf(ctx.getNodeWebhookUrl('default') ?? '');
+	const log = new EventLog(ctx, client);
+	const recovered: IDataObject = {
+		reason: deafness.reason,
+		message: `Caught up from the event log: ${what}. The trigger subscribed again with the credential's current key.`,
+	};
+	const items: INodeExecutionData[] = [];
+	for (const key of deafness.keys) {
+		const event = findEvent(key);
+		const entry = stored.get(key);
+		if (!event || !entry) continue;
+		const since = String(listed.find((s) => String(s.id) === String(entry.id))?.created_at ?? '');
+		let recent: EventRecord[];
+		try {
+			recent = await log.recent({ topic: entry.topic, name: event.name }, CATCH_UP_MAX);
+		} catch (error) {
+			throw new NodeOperationError(
+				node,
+				`The Clinic Trigger subscribed again (${what}), but could not read the events missed meanwhile: ${(error as Error).message}`,
+				{ description: "Find them with the Clinic node's Event > Get Many, or the Clinic Event Log Trigger." },
+			);
+		}
+		// Since the stale subscription was made; when the service no longer lists it, only
+		// what it tried to deliver here: older events were never this trigger's.
+		const missed = recent
+			.filter((record) => (since ? record.created_at >= since : sentTo(record, ownPath)) && !heardAt(record, ownPath))
+			.sort((a, b) => a.id - b.id)
+			.filter((record) => claimEvent(triggerKeyOf(key), record.id));
+		for (const record of missed) {
+			items.push({
+				json: {
+					event: event.name,
+					topic: entry.topic,
+					eventId: record.id,
+					createdAt: record.created_at,
+					deliveryId: null,
+					receivedAt: new Date().toISOString(),
+					value: record.value,
+					recovered,
+				},
+			});
+		}
+	}
+	ctx.logger.warn(`Clinic Trigger "${node.name}": ${what}; subscribed again and caught up ${items.length} missed event(s)`);
+	return items;
+}
+
+function deliveriesTo(event: EventRecord, path: string): IDataObject[] {
+	return (event.logs ?? []).filter((log) => pathOf(String(log.target_url ?? '')) === path);
+}
+
+function sentTo(event: EventRecord, path: string): boolean {
+	return deliveriesTo(event, path).length > 0;
+}
+
+/** The event reached this trigger: a delivery to its address was answered 2xx. */
+function heardAt(event: EventRecord, path: string): boolean {
+	return deliveriesTo(event, path).some(
+		(log) => typeof log.response_code === 'number' && log.response_code >= 200 && log.response_code < 300,
+	);
+}
+
+function ignoreNotFound(error: unknown): void {
+	if ((error as { httpCode?: unknown }).httpCode !== '404') throw error;
+}

@@ -1,0 +1,160 @@
+/**
+ * A Clinic Trigger that cannot hear, inside a running n8n: while the webhook service is
+ * down a delivery it cannot verify fails visibly (a failed execution naming the cause);
+ * once the service answers, the trigger subscribes again with the credential's new key
+ * and runs the events it missed, each once, marked `recovered`. A subscription the service
+ * disabled is replaced on the next delivery of another of the trigger's events, with the
+ * same catch-up.
+ */
+import { randomBytes } from 'node:crypto';
+
+
+import { passwordCredentialData, startSimulator, type Simulator } from '../simulator';
+import {
+	N8N_VERSIONS,
+	importCredentials,
+	importWorkflows,
+	nodeJson,
+	packRepository,
+	startN8n,
+	useN8nContext,
+	type N8nServer,
+	type WorkflowImport,
+} from './harness';
+
+const CREDENTIAL = { id: 'clinicHealing01', name: 'Clinic API (healing)' };
+const TRIGGER = 'Patient Events';
+
+function triggerWorkflow(name: string, webhookId: string, events: string[]): WorkflowImport {
+	return {
+		name,
+		nodes: [
+			{
+				id: `${webhookId}-node`,
+				name: TRIGGER,
+				type: 'n8n-nodes-clinic.clinicTrigger',
+				typeVersion: 1.1,
+				position: [0, 0],
+				webhookId,
+				parameters: { authentication: 'clinicApi', events, options: { allowInsecureUrl: true } },
+				credentials: { clinicApi: CREDENTIAL },
+			},
+		],
+		connections: {},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+const setups: Array<[string, string]> = [
+	['1.123', N8N_VERSIONS.v1],
+	['2.41', N8N_VERSIONS.v2],
+];
+
+describe.each(setups)('Clinic Trigger healing in n8n %s', (_label, version) => {
+	let sim: Simulator;
+	let server: N8nServer;
+	let keyWorkflowId: string;
+	let disabledWorkflowId: string;
+
+	const n8n = useN8nContext({ version, label: 'healing' }, async (ctx) => {
+		sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 100 });
+		ctx.installPackage(packRepository(ctx.rootDir));
+		await importCredentials(ctx, [{ ...CREDENTIAL, type: 'clinicApi', data: passwordCredentialData(sim) }]);
+		[keyWorkflowId, disabledWorkflowId] = await importWorkflows(ctx, [
+			triggerWorkflow('Healing: signing key', '6a0e2d1c-4b7f-4e21-9c3d-1f2e3d4c5b61', ['patient:patient-updated']),
+			triggerWorkflow('Healing: disabled subscription', '7b1f3e2d-5c8a-4f32-8d4e-2a3b4c5d6e72', [
+				'patient:patient-updated',
+				'patient:patient-created',
+			]),
+		]);
+		server = n8n.track(await startN8n(ctx));
+	});
+
+	afterAll(async () => {
+		await sim?.close();
+	});
+
+	const liveAt = (webhookId: string) =>
+		sim.subscriptions().filter((s) => s.status === 'enabled' && s.deleted_at === null && s.url.includes(webhookId));
+	const triggerItems = (executions: Awaited<ReturnType<N8nServer['listExecutions']>>) =>
+		executions.filter((e) => e.status === 'success').flatMap((e) => nodeJson(e, TRIGGER));
+	const idsOf = (items: Array<Record<string, unknown>>) => items.map((json) => json.eventId).sort();
+
+	it(
+		"a new signing key in the credential: fails visibly while the service is down, then subscribes again and runs each missed event once",
+		n8n.run(async () => {
+			await server.activateWorkflow(keyWorkflowId);
+			const [original] = liveAt('6a0e2d1c');
+			const before = await sim.emit('patient', 'patient-updated', { id: 1, first_name: 'Before' });
+			await server.waitForExecutions(keyWorkflowId, 1);
+
+			// The key changes (a credential saved anew); the service is down meanwhile.
+			await server.rest('PATCH', `/credentials/${CREDENTIAL.id}`, {
+				...CREDENTIAL,
+				type: 'clinicApi',
+				data: passwordCredentialData(sim, { webhookSigningKey: randomBytes(32).toString('hex') }),
+			});
+			sim.addFault({ kind: 'status', status: 503, host: 'webhooks' });
+			const missedFirst = await sim.emit('patient', 'patient-updated', { id: 2, first_name: 'Missed' });
+			// n8n answers 500 to the first delivery and to each of the service's retries, each a failed execution.
+			expect(missedFirst.logs.map((log) => log.response_code)).toEqual(missedFirst.logs.map(() => 500));
+			const failed = (await server.waitForExecutions(keyWorkflowId, 1 + missedFirst.logs.length)).filter((e) => e.status === 'error');
+			expect(failed).toHaveLength(missedFirst.logs.length);
+			expect(JSON.stringify(failed[0].data?.resultData.error)).toMatch(
+				/cannot receive events: the credential's webhook signing key changed.*Subscribing again failed/,
+			);
+
+			// The service is back: the next delivery heals.
+			sim.clearFaults();
+			const missedSecond = await sim.emit('patient', 'patient-updated', { id: 3, first_name: 'Heals' });
+			const healed = await server.waitForExecutions(keyWorkflowId, failed.length + 2);
+			const recovered = triggerItems(healed).filter((json) => json.recovered);
+			expect(idsOf(recovered)).toEqual([missedFirst.id, missedSecond.id].sort());
+			for (const json of recovered) expect((json.recovered as Record<string, unknown>).reason).toBe('signingKeyChanged');
+
+			// One subscription, the stale one removed; the next event is heard as usual.
+			const [replacement] = liveAt('6a0e2d1c');
+			expect(liveAt('6a0e2d1c')).toHaveLength(1);
+			expect(replacement.id).not.toBe(original.id);
+			const after = await sim.emit('patient', 'patient-updated', { id: 4, first_name: 'After' });
+			expect(after.logs.map((log) => log.response_code)).toEqual([200]);
+			const all = await server.waitForExecutions(keyWorkflowId, failed.length + 3);
+			const items = triggerItems(all);
+			expect(idsOf(items)).toEqual([before.id, missedFirst.id, missedSecond.id, after.id].sort());
+			expect(items.find((json) => json.eventId === after.id)?.recovered).toBeUndefined();
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		'a subscription the service disabled: the next delivery of another event replaces it and runs the missed events once',
+		n8n.run(async () => {
+			await server.activateWorkflow(disabledWorkflowId);
+			const updated = liveAt('7b1f3e2d').find((s) => s.event_name === 'patient-updated')!;
+			expect(sim.stopSubscription(updated.id, 'disable')).toBe(true);
+			const missed = [
+				await sim.emit('patient', 'patient-updated', { id: 1, first_name: 'Unheard' }),
+				await sim.emit('patient', 'patient-updated', { id: 2, first_name: 'Unheard too' }),
+			];
+			for (const record of missed) expect(record.logs).toEqual([]);
+
+			const created = await sim.emit('patient', 'patient-created', { id: 20, first_name: 'Wakes it' });
+			const [run] = await server.waitForExecutions(disabledWorkflowId, 1);
+			expect(run.status).toBe('success');
+			const items = nodeJson(run, TRIGGER);
+			expect(idsOf(items.filter((json) => json.recovered))).toEqual(missed.map((record) => record.id).sort());
+			for (const json of items.filter((item) => item.recovered)) {
+				expect((json.recovered as Record<string, unknown>).reason).toBe('subscriptionDisabled');
+			}
+			expect(items.find((json) => json.eventId === created.id)?.recovered).toBeUndefined();
+
+			// The disabled one removed, a live one per event; the replaced event is heard again.
+			expect(sim.subscriptions().find((s) => s.id === updated.id)?.deleted_at).not.toBeNull();
+			expect(liveAt('7b1f3e2d').map((s) => s.event_name).sort()).toEqual(['patient-created', 'patient-updated']);
+			const heard = await sim.emit('patient', 'patient-updated', { id: 3, first_name: 'Heard' });
+			const all = await server.waitForExecutions(disabledWorkflowId, 2);
+			expect(idsOf(triggerItems(all))).toEqual([...missed.map((record) => record.id), created.id, heard.id].sort());
+		}),
+		5 * 60_000,
+	);
+});
