@@ -175,7 +175,10 @@ export async function signIn(credentials: ICredentialDataDecryptedObject, finger
 	// The signing key joins the shared result, so concurrent callers all keep the same one.
 	const withKey = async () => ({ ...(await run()), ...webhookSigningKeyOf(credentials) });
 	try {
-		const session = await singleFlight(fingerprint, staleTokenOf(credentials), withKey);
+		const shared = await singleFlight(fingerprint, staleTokenOf(credentials), withKey);
+		// The shared key is for data that has none: another credential with the same account,
+		// or this one before its key changed, must not put its own key back.
+		const session = credentials[WEBHOOK_SIGNING_KEY] ? { ...shared, ...webhookSigningKeyOf(credentials) } : shared;
 		Object.assign(credentials, session);
 		settleClaim(credentials);
 		return session;

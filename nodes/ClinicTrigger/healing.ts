@@ -11,7 +11,7 @@
  *   (`checkExists` says false: every 1.x start, every activation).
  *
  * Healing is `create` (subscribes with the current key, removes the stale subscriptions at
- * this address), then one run of the events the stale subscriptions missed, read from the
+ * this address, disabled ones included), then one run of the events the stale subscriptions missed, read from the
  * event log, each marked `recovered`. When healing fails the delivery fails: n8n answers
  * 500 (the service retries, and with it the healing), saves a failed execution with the
  * message below and starts the workflow's error workflow.
@@ -104,17 +104,12 @@ export async function heal(
 	const what = WHAT_HAPPENED[deafness.reason];
 	const authentication = ctx.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
 	const client = new ClinicClient(ctx, authentication);
-	const subscriptions = new WebhookSubscriptions(client, () => node);
 	let listed: RemoteSubscription[];
 	try {
-		listed = await subscriptions.list();
+		// When the stale subscriptions were made: the catch-up starts there.
+		listed = await new WebhookSubscriptions(client, () => node).list();
 		// `create` reads only what a webhook call offers as well: parameters, address, static data.
 		await create.call(ctx as unknown as IHookFunctions);
-		// A disabled subscription still at our address is not `create`'s (it keeps only live ones): remove it.
-		for (const key of deafness.keys) {
-			const old = listed.find((s) => String(s.id) === String(stored.get(key)?.id));
-			if (old && !old.deleted_at) await subscriptions.remove(old.id).catch(ignoreNotFound);
-		}
 	} catch (error) {
 		throw new NodeOperationError(node, `The Clinic Trigger cannot receive events: ${what}. Subscribing again failed: ${(error as Error).message}`, {
 			description:
@@ -182,8 +177,4 @@ function heardAt(event: EventRecord, path: string): boolean {
 	return deliveriesTo(event, path).some(
 		(log) => typeof log.response_code === 'number' && log.response_code >= 200 && log.response_code < 300,
 	);
-}
-
-function ignoreNotFound(error: unknown): void {
-	if ((error as { httpCode?: unknown }).httpCode !== '404') throw error;
 }

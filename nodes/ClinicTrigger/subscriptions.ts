@@ -268,7 +268,12 @@ export async function create(this: IHookFunctions): Promise<boolean> {
 	const kept = new Map<string, StoredSubscription>();
 	const toRemove: RemoteSubscription[] = [];
 	const ourPath = pathOf(setup.webhookUrl);
-	for (const subscription of all.filter(isLive)) {
+	for (const subscription of all) {
+		if (!isLive(subscription)) {
+			// Disabled by the service at our address: replaced below, so removed, no orphan left.
+			if (!subscription.deleted_at && addressOf(subscription.url) === setup.address) toRemove.push(subscription);
+			continue;
+		}
 		if (addressOf(subscription.url) !== setup.address) {
 			const storedHere = [...stored.values()].some((entry) => sameId(entry.id, subscription.id));
 			if (storedHere && pathOf(subscription.url) === ourPath) toRemove.push(subscription);

@@ -74,6 +74,9 @@ describe.each(setups)('Clinic Trigger healing in n8n %s', (_label, version) => {
 		await sim?.close();
 	});
 
+	// A test that failed with the service "down" leaves the next one a working service.
+	afterEach(() => sim?.clearFaults());
+
 	const liveAt = (webhookId: string) =>
 		sim.subscriptions().filter((s) => s.status === 'enabled' && s.deleted_at === null && s.url.includes(webhookId));
 	const triggerItems = (executions: Awaited<ReturnType<N8nServer['listExecutions']>>) =>

@@ -152,6 +152,8 @@ export async function startReceiver(state: ReceiverState) {
 				return;
 			}
 			results.push(result);
+			// n8n 2.x saves what webhook() changed in static data when the node answered itself.
+			if (result.noWebhookResponse && result.staticDataChanged && !result.error) state.staticData = result.staticData;
 			const body = result.response.body;
 			res.writeHead(result.response.status, { 'content-type': 'application/json' });
 			res.end(body === undefined ? '' : JSON.stringify(body));

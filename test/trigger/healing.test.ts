@@ -1,0 +1,153 @@
+/**
+ * A trigger that cannot hear heals on the next delivery where it can (subscribes again,
+ * runs each missed event once, marked `recovered`) and fails that delivery, saying what
+ * happened, where it cannot. Real deliveries from the simulator through n8n-core.
+ */
+import { randomBytes } from 'node:crypto';
+
+import { emittedEvents } from '../../nodes/ClinicTrigger/eventResolution';
+import { forgetLivenessLooks } from '../../nodes/ClinicTrigger/healing';
+import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
+import { activateTrigger } from '../helpers/trigger';
+import { startSimulator } from '../simulator';
+import type { Simulator } from '../simulator';
+import { PATIENT_CREATED, credentialsFor, live, startReceiver } from './support';
+import type { ReceiverState } from './support';
+
+const PATIENT_UPDATED = 'patient:patient-updated';
+
+let sim: Simulator;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+const state: ReceiverState = { parameters: {}, staticData: {} };
+
+beforeAll(async () => {
+	sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 20 });
+	receiver = await startReceiver(state);
+});
+
+afterAll(async () => {
+	await receiver.close();
+	await sim.close();
+});
+
+beforeEach(() => {
+	sim.reset();
+	recentDeliveries.clear();
+	emittedEvents.clear();
+	forgetLivenessLooks();
+	receiver.results.length = 0;
+});
+
+async function activate(events: string[]) {
+	state.parameters = { authentication: 'clinicApi', events, options: { allowInsecureUrl: true } };
+	const activated = await activateTrigger({ parameters: state.parameters, credentials: credentialsFor(sim), webhookUrl: receiver.webhookUrl() });
+	if (activated.error) throw activated.error;
+	state.store = activated.store;
+	state.staticData = activated.staticData;
+}
+
+const newSigningKey = () => state.store!.edit('clinicApi', { webhookSigningKey: randomBytes(32).toString('hex') });
+/** The items of the runs started (a delivery that failed starts a run that fails at once: not counted). */
+const runs = () => receiver.executions().filter((result) => !result.error);
+const runItems = () => runs().flatMap((result) => result.workflowData![0].map((item) => item.json));
+
+describe('a new signing key in the credential', () => {
+	it('the next delivery subscribes again (the stale subscription removed) and runs the event once, marked', async () => {
+		await activate([PATIENT_UPDATED]);
+		const [stale] = live(sim);
+		newSigningKey();
+		const missed = await sim.emit('patient', 'patient-updated', { id: 1 });
+
+		expect(missed.logs.map((log) => log.response_code)).toEqual([200]);
+		expect(runItems()).toEqual([
+			expect.objectContaining({
+				eventId: missed.id,
+				value: { id: 1 },
+				recovered: { reason: 'signingKeyChanged', message: expect.stringContaining('subscribed again') },
+			}),
+		]);
+		expect(live(sim)).toHaveLength(1);
+		expect(live(sim)[0].id).not.toBe(stale.id);
+
+		// Healed: the next event is verified with the new secret, not caught up again.
+		const next = await sim.emit('patient', 'patient-updated', { id: 2 });
+		expect(runItems().map((json) => [json.eventId, json.recovered === undefined])).toEqual([
+			[missed.id, false],
+			[next.id, true],
+		]);
+	});
+
+	it('the credential saved anew with a new key (its session gone): the sign-in keeps the new key, and the trigger heals', async () => {
+		await activate([PATIENT_UPDATED]);
+		const key = randomBytes(32).toString('hex');
+		state.store!.edit('clinicApi', { webhookSigningKey: key, accessToken: '', refreshToken: '' });
+		const missed = await sim.emit('patient', 'patient-updated', { id: 1 });
+
+		expect(state.store!.find('clinicApi').data.webhookSigningKey).toBe(key);
+		expect(runItems()).toEqual([expect.objectContaining({ eventId: missed.id, recovered: expect.objectContaining({ reason: 'signingKeyChanged' }) })]);
+	});
+
+	it('a delivery forged with a key it does not know heals nothing while the key is current: 401, no request to the service', async () => {
+		await activate([PATIENT_UPDATED]);
+		const [subscription] = live(sim);
+		sim.clearLog();
+		const answer = await fetch(subscription.url, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json', signature: 'f'.repeat(64) },
+			body: JSON.stringify({ value: { id: 1 } }),
+		});
+		expect(answer.status).toBe(401);
+		expect(receiver.executions()).toEqual([]);
+		expect(sim.log.filter((entry) => entry.path === '/webhooks' && entry.method !== 'GET')).toEqual([]);
+	});
+
+	it('the service refusing the new subscription (no rights): the delivery fails with what happened and what to do, no secret in it', async () => {
+		await activate([PATIENT_UPDATED]);
+		newSigningKey();
+		sim.addFault({ kind: 'status', status: 403, host: 'webhooks', method: 'POST', path: '/webhooks' });
+		await sim.emit('patient', 'patient-updated', { id: 1 });
+
+		const [failed] = receiver.results;
+		expect(failed.error?.message).toMatch(
+			/^The Clinic Trigger cannot receive events: the credential's webhook signing key changed.*Subscribing again failed/,
+		);
+		expect(failed.error?.constructor.name).toBe('NodeOperationError');
+		expect(runs()).toEqual([]);
+		const secrets = sim.subscriptions().map((s) => s.authentication_data.secret);
+		for (const secret of secrets) expect(JSON.stringify(failed.error)).not.toContain(secret);
+	});
+});
+
+describe('a subscription the service stopped', () => {
+	it.each(['disable', 'delete'] as const)(
+		'%s: the next delivery of another event replaces it and runs the missed events once, before its own',
+		async (how) => {
+			await activate([PATIENT_UPDATED, PATIENT_CREATED]);
+			const updated = live(sim).find((s) => s.event_name === 'patient-updated')!;
+			sim.stopSubscription(updated.id, how);
+			const missed = [await sim.emit('patient', 'patient-updated', { id: 1 }), await sim.emit('patient', 'patient-updated', { id: 2 })];
+			const created = await sim.emit('patient', 'patient-created', { id: 3 });
+
+			const reason = how === 'disable' ? 'subscriptionDisabled' : 'subscriptionDeleted';
+			expect(runItems().map((json) => [json.eventId, (json.recovered as { reason?: string } | undefined)?.reason])).toEqual([
+				[missed[0].id, reason],
+				[missed[1].id, reason],
+				[created.id, undefined],
+			]);
+			expect(sim.subscriptions().find((s) => s.id === updated.id)?.deleted_at).not.toBeNull();
+			expect(live(sim).map((s) => s.event_name).sort()).toEqual(['patient-created', 'patient-updated']);
+
+			const heard = await sim.emit('patient', 'patient-updated', { id: 4 });
+			expect(heard.logs.map((log) => log.response_code)).toEqual([200]);
+			expect(runItems().filter((json) => json.eventId === heard.id && json.recovered === undefined)).toHaveLength(1);
+		},
+	);
+
+	it('its subscriptions are listed at most once a minute per trigger', async () => {
+		await activate([PATIENT_UPDATED, PATIENT_CREATED]);
+		sim.clearLog();
+		await sim.emit('patient', 'patient-created', { id: 1 });
+		await sim.emit('patient', 'patient-created', { id: 2 });
+		expect(sim.log.filter((entry) => entry.method === 'GET' && entry.path === '/webhooks')).toHaveLength(1);
+	});
+});
