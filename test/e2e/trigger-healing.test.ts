@@ -139,7 +139,7 @@ describe.each(setups)('Clinic Trigger healing in n8n %s', (_label, version) => {
 				await sim.emit('patient', 'patient-updated', { id: 1, first_name: 'Unheard' }),
 				await sim.emit('patient', 'patient-updated', { id: 2, first_name: 'Unheard too' }),
 			];
-			for (const record of missed) expect(record.logs).toEqual([]);
+			for (const record of missed) expect(record.logs.filter((log) => log.target_url.includes('7b1f3e2d'))).toEqual([]);
 
 			const created = await sim.emit('patient', 'patient-created', { id: 20, first_name: 'Wakes it' });
 			const [run] = await server.waitForExecutions(disabledWorkflowId, 1);
