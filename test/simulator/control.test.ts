@@ -152,6 +152,28 @@ describe('HTTP control surface under /__sim/', () => {
 		expect((await post('refresh-token-status', {})).status).toBe(400);
 	});
 
+	test('the service disables or deletes a subscription: it is listed so (status, deleted_at) and gets no deliveries', async () => {
+		const token = await accessToken(sim);
+		const target = await startReceiver();
+		try {
+			const fields = { url: target.url, suffix: 'consultation', eventName: 'consultation-created' };
+			const disabled = (await subscribe(sim, token, fields)).json.webhook.id as number;
+			const deleted = (await subscribe(sim, token, fields)).json.webhook.id as number;
+			expect((await post(`subscriptions/${disabled}/disable`)).status).toBe(200);
+			expect((await post(`subscriptions/${deleted}/delete`)).status).toBe(200);
+			expect((await post(`subscriptions/${deleted}/disable`)).status).toBe(400);
+			const listed = (await request(`${sim.webhooksBaseUrl}/webhooks`, { headers: bearer(token) })).json.webhooks;
+			expect(listed.map((s: { status: string; deleted_at: string | null }) => [s.status, s.deleted_at === null])).toEqual([
+				['disabled', true],
+				['disabled', false],
+			]);
+			await post('emit', { topicSuffix: 'consultation', eventName: 'consultation-created', value: { id: 7 } });
+			expect(target.received).toHaveLength(0);
+		} finally {
+			await target.close();
+		}
+	});
+
 	test('emit answers the event record after its deliveries settle; duplicates mode applies', async () => {
 		const token = await accessToken(sim);
 		const target = await startReceiver();
