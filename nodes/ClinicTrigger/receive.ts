@@ -4,6 +4,8 @@
  *
  * 1. body: empty, larger than the limit, not JSON or not an object -> 400;
  * 2. event: `?event=<key>` names an event this trigger listens for -> else 404;
+ *    then a trigger that cannot hear (a new signing key, a subscription the service
+ *    stopped) subscribes again and catches up first (healing.ts);
  * 3. proof: signature (or secret) verified over the raw bytes in constant time -> else 401;
  * 4. repeat -> 200: by default every logged event with this payload was emitted already
  *    (eventResolution.ts); or, opted in, the same body accepted within the window.
