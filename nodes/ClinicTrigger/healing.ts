@@ -10,14 +10,14 @@
  *   no timer; a trigger whose only subscription was disabled is replaced by activation
  *   (`checkExists` says false: every 1.x start, every activation).
  *
- * Healing is `create` (subscribes with the current key, removes the stale subscriptions at
+ * Healing is `subscribe`, as activation does (subscribes with the current key, removes the stale subscriptions at
  * this address, disabled ones included), then one run of the events the stale subscriptions missed, read from the
  * event log, each marked `recovered`. When healing fails the delivery fails: n8n answers
  * 500 (the service retries, and with it the healing), saves a failed execution with the
  * message below and starts the workflow's error workflow.
  */
 import { NodeOperationError } from 'n8n-workflow';
-import type { IDataObject, IHookFunctions, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
 import { ClinicClient } from '../shared/transport';
@@ -28,7 +28,7 @@ import { pathOf } from '../shared/urls';
 import { claimEvent } from './eventResolution';
 import { isCurrent } from './storage';
 import type { StoredSubscription } from './storage';
-import { create } from './subscriptions';
+import { subscribe } from './subscriptions';
 
 export type DeafReason = 'signingKeyChanged' | 'subscriptionDisabled' | 'subscriptionDeleted';
 
@@ -51,6 +51,12 @@ const lastLooks = new Map<string, number>();
 /** Most events one healing run catches up per event: the newest are kept. */
 export const CATCH_UP_MAX = 100;
 
+/** Events whose stored subscription was made with another signing key than the credential's. */
+export function eventsOfOldSigningKey(stored: Map<string, StoredSubscription>, signingKey: string): string[] {
+	if (!signingKey) return [];
+	return [...stored].filter(([, entry]) => !entry.legacySecret && !isCurrent(entry, signingKey)).map(([key]) => key);
+}
+
 /**
  * Whether the trigger is deaf, and for which events. A failed look is not deafness: the
  * delivery goes on as usual.
@@ -60,12 +66,12 @@ export async function findDeafness(
 	client: ClinicClient,
 	stored: Map<string, StoredSubscription>,
 	triggerId: string,
+	signingKey: string,
 ): Promise<Deafness | undefined> {
 	const entries = [...stored].filter(([, entry]) => !entry.legacySecret);
 	if (entries.length === 0) return undefined;
-	const signingKey = await client.webhookSigningKey();
-	const keyChanged = entries.filter(([, entry]) => !isCurrent(entry, signingKey)).map(([key]) => key);
-	if (signingKey && keyChanged.length > 0) return { reason: 'signingKeyChanged', keys: keyChanged };
+	const keyChanged = eventsOfOldSigningKey(stored, signingKey);
+	if (keyChanged.length > 0) return { reason: 'signingKeyChanged', keys: keyChanged };
 
 	const now = Date.now();
 	if (now - (lastLooks.get(triggerId) ?? 0) < LIVENESS_LOOK_EVERY_MS) return undefined;
@@ -108,8 +114,7 @@ export async function heal(
 	try {
 		// When the stale subscriptions were made: the catch-up starts there.
 		listed = await new WebhookSubscriptions(client, () => node).list();
-		// `create` reads only what a webhook call offers as well: parameters, address, static data.
-		await create.call(ctx as unknown as IHookFunctions);
+		await subscribe(ctx);
 	} catch (error) {
 		throw new NodeOperationError(node, `The Clinic Trigger cannot receive events: ${what}. Subscribing again failed: ${(error as Error).message}`, {
 			description:

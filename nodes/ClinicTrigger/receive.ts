@@ -4,13 +4,15 @@
  *
  * 1. body: empty, larger than the limit, not JSON or not an object -> 400;
  * 2. event: `?event=<key>` names an event this trigger listens for -> else 404;
- *    then a trigger that cannot hear (a new signing key, a subscription the service
- *    stopped) subscribes again and catches up first (healing.ts);
- * 3. proof: signature (or secret) verified over the raw bytes in constant time -> else 401;
- * 4. repeat -> 200: by default every logged event with this payload was emitted already
+ * 3. proof: signature (or secret) verified over the raw bytes in constant time, with the
+ *    credential's current signing key -> else 401. A delivery whose subscription was made
+ *    with the credential's previous key cannot be verified: the trigger is deaf, so it
+ *    subscribes again and catches up from the event log instead (healing.ts);
+ * 4. a verified delivery also finds a subscription the service stopped (healing.ts);
+ * 5. repeat -> 200: by default every logged event with this payload was emitted already
  *    (eventResolution.ts); or, opted in, the same body accepted within the window.
  *
- * Step 4 checks and records in one synchronous step, so two copies arriving at the same
+ * Step 5 checks and records in one synchronous step, so two copies arriving at the same
  * moment cannot both pass it. The node answers refusals and repeats itself; n8n answers an
  * accepted delivery. One client per delivery: the credential is read once for all steps.
  */
@@ -26,9 +28,8 @@ import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
 import type { DuplicateCheck } from './description';
 import type { EventRecord } from '../shared/webhookService';
 import { EVENT_LOG_CHECK_MS, resolveDelivery } from './eventResolution';
-import { findDeafness, heal } from './healing';
+import { eventsOfOldSigningKey, findDeafness, heal } from './healing';
 import { secretOf, storedSubscriptions } from './storage';
-import type { StoredSubscription } from './storage';
 import { EVENT_QUERY_PARAMETER } from './subscriptions';
 import { shapeTriggerItems } from '../shared/output';
 
@@ -53,9 +54,14 @@ function answerAndRun(ctx: IWebhookFunctions, answer: Answer, items: INodeExecut
 	return items.length > 0 ? { noWebhookResponse: true, workflowData: [shapeTriggerItems(ctx, items)] } : { noWebhookResponse: true };
 }
 
+/** This trigger node, as the liveness look keys when it last looked. */
+function triggerScopeOf(ctx: IWebhookFunctions): string {
+	return [ctx.getWorkflow().id ?? '', ctx.getNode().name].join('\n');
+}
+
 /** One trigger's one event, as the duplicate checks key what they remember. */
 function triggerKeyOf(ctx: IWebhookFunctions, eventKey: string): string {
-	return [ctx.getWorkflow().id ?? '', ctx.getNode().name, eventKey].join('\n');
+	return [triggerScopeOf(ctx), eventKey].join('\n');
 }
 
 function numberOption(value: unknown, fallback: number): number {
@@ -74,30 +80,6 @@ async function rawBodyOf(ctx: IWebhookFunctions): Promise<Buffer> {
 	const body: unknown = req.body;
 	if (body === undefined || body === null || body === '') return Buffer.alloc(0);
 	return Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
-}
-
-/**
- * The secret a delivery must be signed with: derived from the credential's signing key
- * (read from the encrypted credential on each delivery, never stored in the workflow).
- * Not kept in memory between deliveries either: n8n tells a node nothing when a
- * credential is edited, so a kept key would go on accepting deliveries signed with a key
- * the user has replaced.
- */
-async function secretOfDelivery(
-	ctx: IWebhookFunctions,
-	client: ClinicClient,
-	key: string,
-	stored: StoredSubscription,
-): Promise<string | undefined> {
-	if (stored.legacySecret) return stored.legacySecret;
-	const signingKey = await client.webhookSigningKey();
-	const secret = secretOf(ctx.getNode(), key, stored, signingKey);
-	if (!secret) {
-		ctx.logger.warn(
-			`Clinic Trigger "${ctx.getNode().name}": the credential holds no webhook signing key, so deliveries cannot be verified. Save the credential, then deactivate and activate the workflow.`,
-		);
-	}
-	return secret;
 }
 
 export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
@@ -122,22 +104,24 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		return { noWebhookResponse: true };
 	}
 
-	// 3. The proof, over the raw bytes.
+	// 3. The proof, over the raw bytes. The secret is derived from the credential's signing
+	//    key, read on each delivery and never kept: n8n tells a node nothing when a
+	//    credential is edited, so a kept key would go on accepting deliveries signed with a
+	//    key the user has replaced.
 	const authentication = this.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
 	// The duplicate check never waits on a busy service: no Retry-After waits, a short timeout.
 	const client = new ClinicClient(this, authentication, { timeoutMs: EVENT_LOG_CHECK_MS, maxRetryWaitMs: 0 });
 	const staticData = this.getWorkflowStaticData('node');
 	const allStored = storedSubscriptions(staticData);
-	const triggerId = [this.getWorkflow().id ?? '', this.getNode().name].join('\n');
-	const deafness = await findDeafness(this, client, allStored, triggerId);
-	const recovered = deafness ? await heal(this, deafness, allStored, (eventKey) => triggerKeyOf(this, eventKey)) : [];
-	if (deafness?.reason === 'signingKeyChanged' && deafness.keys.includes(key)) {
-		// Signed with a secret of the old key: not verifiable, and its event is among those caught up.
-		return answerAndRun(this, { status: 200, body: { received: true } }, recovered);
-	}
-	const stored = storedSubscriptions(staticData).get(key);
+	const stored = allStored.get(key);
+	const signingKey = allStored.size > 0 ? await client.webhookSigningKey() : '';
 	const mode = (options.verification as VerificationMode | undefined) ?? 'hmacSha256';
-	const secret = stored && mode !== 'none' ? await secretOfDelivery(this, client, key, stored) : undefined;
+	const secret = stored && mode !== 'none' ? secretOf(this.getNode(), key, stored, signingKey) : undefined;
+	if (stored && mode !== 'none' && !signingKey && !stored.legacySecret) {
+		this.logger.warn(
+			`Clinic Trigger "${this.getNode().name}": the credential holds no webhook signing key, so deliveries cannot be verified. Save the credential, then deactivate and activate the workflow.`,
+		);
+	}
 	const verification = verifyDelivery({
 		mode,
 		rawBody: raw,
@@ -145,16 +129,32 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		headerName: typeof options.signatureHeader === 'string' ? options.signatureHeader : DEFAULT_SIGNATURE_HEADER,
 		secret,
 	});
-	if (!verification.ok) return answerAndRun(this, { status: 401, body: { error: 'Unauthorized' } }, recovered);
+	const eventKeyOf = (eventKey: string) => triggerKeyOf(this, eventKey);
+	if (!verification.ok) {
+		const oldKeyEvents = eventsOfOldSigningKey(allStored, signingKey);
+		if (!oldKeyEvents.includes(key)) return answerAndRun(this, { status: 401, body: { error: 'Unauthorized' } }, []);
+		// Subscribed with the previous key: heal, and this event is among those caught up.
+		const recovered = await heal(this, { reason: 'signingKeyChanged', keys: oldKeyEvents }, allStored, eventKeyOf);
+		return answerAndRun(this, { status: 200, body: { received: true } }, recovered);
+	}
 
-	let topic = stored?.topic ?? '';
+	// 4. A subscription the service stopped (or, without verification, a changed key).
+	const deafness = await findDeafness(this, client, allStored, triggerScopeOf(this), signingKey);
+	const recovered = deafness ? await heal(this, deafness, allStored, eventKeyOf) : [];
+	if (deafness?.reason === 'signingKeyChanged' && deafness.keys.includes(key)) {
+		return answerAndRun(this, { status: 200, body: { received: true } }, recovered);
+	}
+	// As healing left it: a subscription made again has a new id.
+	const subscription = storedSubscriptions(staticData).get(key);
+
+	let topic = subscription?.topic ?? '';
 	if (!topic) {
 		// Only without a stored subscription (verification "none"): ask the credential.
 		topic = fullTopic((await client.integrationSettings()).topicPrefix, event.suffix);
 	}
 	const value = unwrapPayload(parsed.body) as IDataObject;
 
-	// 4. Repeats. Each check records what it accepts in the same synchronous step as it
+	// 5. Repeats. Each check records what it accepts in the same synchronous step as it
 	//    checks, so two copies arriving at the same moment cannot both pass.
 	const duplicateCheck = (options.duplicateCheck as DuplicateCheck | undefined) ?? 'eventLog';
 	const triggerKey = triggerKeyOf(this, key);
@@ -165,7 +165,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		if (resolution.kind === 'event') logged = resolution.event;
 	} else if (duplicateCheck === 'sameBody') {
 		const windowMinutes = numberOption(options.duplicateWindowMinutes, DEFAULT_DUPLICATE_WINDOW_MINUTES);
-		const repeatKey = [triggerKey, String(stored?.id ?? ''), sha256Hex(raw)].join('\n');
+		const repeatKey = [triggerKey, String(subscription?.id ?? ''), sha256Hex(raw)].join('\n');
 		if (windowMinutes > 0 && recentDeliveries.seen(repeatKey, windowMinutes * 60_000)) {
 			return answerAndRun(this, { status: 200, body: { received: true, duplicate: true } }, recovered);
 		}

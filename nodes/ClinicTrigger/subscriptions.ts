@@ -19,7 +19,7 @@
  * Secrets never reach errors or logs.
  */
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
-import type { IDataObject, IHookFunctions, INode, JsonObject } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, INode, IWebhookFunctions, JsonObject } from 'n8n-workflow';
 
 import { EVENTS, describeTopicPrefixProblem, findEvent, fullTopic } from '../shared/catalog';
 import { signingKeyId, subscriptionSecret } from '../shared/signature';
@@ -154,7 +154,10 @@ interface Setup {
 	address: string;
 }
 
-function readSetup(ctx: IHookFunctions): Setup {
+/** Activation (n8n's hooks) or healing (a delivery): both subscribe with what either offers. */
+type SubscribingContext = IHookFunctions | IWebhookFunctions;
+
+function readSetup(ctx: SubscribingContext): Setup {
 	const node = ctx.getNode();
 	const authentication = ctx.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
 	const webhookUrl = ctx.getNodeWebhookUrl('default') ?? '';
@@ -177,7 +180,7 @@ export function acceptsAddress(ctx: IHookFunctions): boolean {
 }
 
 /** The selected events; unknown keys (from an older catalog) are reported by `create`. */
-function selectedEventKeys(ctx: IHookFunctions): string[] {
+function selectedEventKeys(ctx: SubscribingContext): string[] {
 	const value = ctx.getNodeParameter('events', []) as unknown;
 	const keys = Array.isArray(value) ? value.map(String) : [];
 	return [...new Set(keys)];
@@ -238,9 +241,17 @@ export async function checkExists(this: IHookFunctions): Promise<boolean> {
 }
 
 export async function create(this: IHookFunctions): Promise<boolean> {
-	// The node checked the address and the webhook service address first (preflight.ts).
-	const setup = readSetup(this);
-	const events = selectedEvents(setup.node, selectedEventKeys(this));
+	await subscribe(this);
+	return true;
+}
+
+/**
+ * What `create` does, for healing too. The node checked the address and the webhook
+ * service address first (preflight.ts).
+ */
+export async function subscribe(ctx: SubscribingContext): Promise<void> {
+	const setup = readSetup(ctx);
+	const events = selectedEvents(setup.node, selectedEventKeys(ctx));
 	const topicPrefix = await topicPrefixOf(setup);
 	const problem = describeTopicPrefixProblem(topicPrefix);
 	if (problem) {
@@ -322,7 +333,6 @@ export async function create(this: IHookFunctions): Promise<boolean> {
 	// 3. Another main may have subscribed the same events in the same moment: keep the
 	//    lowest id of each event, remove the rest. Every main picks the same one.
 	if (subscribed) await convergeWithOtherMains(setup, events, topicPrefix, signingKey);
-	return true;
 }
 
 /** True when the service lists this subscription's secret and it is the one we derive. */
