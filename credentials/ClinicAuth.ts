@@ -43,6 +43,8 @@ interface Flight {
 	staleToken: string;
 	result: Promise<IDataObject>;
 	settled?: IDataObject;
+	/** For callers whose data has no signing key yet: all of them get this one. */
+	newSigningKey: string;
 }
 const flights = new Map<string, Flight>();
 const FLIGHTS_KEPT = 200;
@@ -61,12 +63,13 @@ export function staleTokenOf(credentials: ICredentialDataDecryptedObject): strin
 /** Key under which the transport keeps a refused token while it asks for a new one. */
 export const STALE_TOKEN_KEY = 'staleAccessToken';
 
-async function singleFlight(fingerprint: string, staleToken: string, run: () => Promise<IDataObject>): Promise<IDataObject> {
+async function singleFlight(fingerprint: string, staleToken: string, run: () => Promise<IDataObject>): Promise<Flight> {
 	const current = flights.get(fingerprint);
 	if (current && current.staleToken === staleToken && (!current.settled || stillValid(current.settled))) {
-		return await current.result;
+		await current.result;
+		return current;
 	}
-	const flight: Flight = { staleToken, result: run() };
+	const flight: Flight = { staleToken, result: run(), newSigningKey: randomBytes(32).toString('hex') };
 	flights.delete(fingerprint);
 	flights.set(fingerprint, flight);
 	if (flights.size > FLIGHTS_KEPT) flights.delete(flights.keys().next().value as string);
@@ -75,7 +78,8 @@ async function singleFlight(fingerprint: string, staleToken: string, run: () => 
 		// A failure is not kept: the next attempt (after the user fixes the credential) runs anew.
 		() => flights.get(fingerprint) === flight && flights.delete(fingerprint),
 	);
-	return await flight.result;
+	await flight.result;
+	return flight;
 }
 
 /**
@@ -172,13 +176,12 @@ export async function signIn(credentials: ICredentialDataDecryptedObject, finger
 	if (isTransportData(credentials) && credentials.accessToken && !sessionNeedsNewToken(credentials, fingerprint)) {
 		return {};
 	}
-	// The signing key joins the shared result, so concurrent callers all keep the same one.
-	const withKey = async () => ({ ...(await run()), ...webhookSigningKeyOf(credentials) });
 	try {
-		const shared = await singleFlight(fingerprint, staleTokenOf(credentials), withKey);
-		// The shared key is for data that has none: another credential with the same account,
-		// or this one before its key changed, must not put its own key back.
-		const session = credentials[WEBHOOK_SIGNING_KEY] ? { ...shared, ...webhookSigningKeyOf(credentials) } : shared;
+		const flight = await singleFlight(fingerprint, staleTokenOf(credentials), run);
+		// Only the session is shared: data keeps its own signing key, and data without one
+		// gets the flight's, so concurrent callers all store the same key.
+		const signingKey = String(credentials[WEBHOOK_SIGNING_KEY] || flight.newSigningKey);
+		const session = { ...(await flight.result), [WEBHOOK_SIGNING_KEY]: signingKey };
 		Object.assign(credentials, session);
 		settleClaim(credentials);
 		return session;
@@ -195,11 +198,6 @@ export async function signIn(credentials: ICredentialDataDecryptedObject, finger
  * encrypted credential; made once, on the first sign-in that finds none, and kept.
  */
 export const WEBHOOK_SIGNING_KEY = 'webhookSigningKey';
-
-function webhookSigningKeyOf(credentials: ICredentialDataDecryptedObject): IDataObject {
-	const existing = String(credentials[WEBHOOK_SIGNING_KEY] ?? '');
-	return { [WEBHOOK_SIGNING_KEY]: existing || randomBytes(32).toString('hex') };
-}
 
 /** For tests: forget every cached exchange. */
 export function forgetExchanges(): void {
