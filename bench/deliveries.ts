@@ -1,12 +1,15 @@
 /**
  * (5) 2,000 signed deliveries into an active Clinic Trigger against n8n's own Webhook
- * node (POST) on the same running n8n (`n8n start`, both workflows active), sent from the
+ * node (POST) on the same running n8n (`n8n start`, all workflows active), sent from the
  * benchmark process over keep-alive connections, 16 in flight, signed as the simulator
  * signs them (HMAC-SHA256 with the secret of the subscription the trigger registered).
  * Accepted deliveries/s is the rate of 2xx answers; on n8n 2.x both nodes are answered
  * once their execution is stored, and the executions run behind, so the time until every
  * execution finished is shown too.
  * Then 200 exact copies of already accepted deliveries: the trigger must start nothing.
+ * A bare community trigger (bench/fixtures/bare-trigger: emits the body, nothing else)
+ * shows what n8n itself spends on a community trigger's delivery, so the Clinic Trigger's
+ * own share of the gap to the Webhook node is known.
  *
  * As the service does, each of the trigger's deliveries is of an event in the event log,
  * logged just before it is sent, on a log of 5,000 earlier events of the kind (listed
@@ -18,7 +21,9 @@
  * with a production concurrency limit (see SERVER_ENV): with none, a burst of 2,000
  * answered deliveries starts ~2,000 executions at once.
  */
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 
 import type { Bench, Goal, Sample, SectionResult } from './lib/bench';
 import { importAll, medianOf, roundLabel } from './lib/bench';
@@ -51,13 +56,22 @@ const LOGGED_BEFORE = 5000;
 const REPEATED_DELIVERIES = 40;
 const WEBHOOK_PATH = 'bench-deliveries';
 
-type Kind = 'trigger' | 'triggerNoCheck' | 'webhook';
-const KINDS: Kind[] = ['trigger', 'triggerNoCheck', 'webhook'];
+type Kind = 'trigger' | 'triggerNoCheck' | 'bare' | 'webhook';
+const KINDS: Kind[] = ['trigger', 'triggerNoCheck', 'bare', 'webhook'];
 const LABELS: Record<Kind, string> = {
 	trigger: 'Clinic Trigger (signature checked, duplicates dropped)',
 	triggerNoCheck: 'Clinic Trigger, Duplicate Check Off (signature checked)',
+	bare: 'Bare community trigger (emits the body, nothing else)',
 	webhook: 'Webhook node 2, POST, respond immediately',
 };
+const BARE_TRIGGER_TYPE = 'n8n-nodes-bench-bare-trigger.benchBareTrigger';
+
+/** The bare trigger's package (bench/fixtures/bare-trigger), packed for installing. */
+function packBareTrigger(destination: string): string {
+	const folder = join(__dirname, 'fixtures', 'bare-trigger');
+	const name = execFileSync('npm', ['pack', '--silent', '--pack-destination', destination], { cwd: folder, encoding: 'utf8' }).trim().split('\n').pop()!;
+	return join(destination, name);
+}
 
 function singleNodeWorkflow(name: string, node: NodeSpec): WorkflowImport {
 	return {
@@ -101,12 +115,14 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 			parameters: { authentication: 'clinicApi', events: [EVENT], options: { allowInsecureUrl: true, duplicateCheck: 'off' } },
 			credentials: { clinicApi: { id: credential.id, name: credential.name } },
 		}),
+		bare: singleNodeWorkflow('bench 5: bare community trigger', { type: BARE_TRIGGER_TYPE, typeVersion: 1, parameters: {} }),
 		webhook: singleNodeWorkflow('bench 5: Webhook', {
 			type: 'n8n-nodes-base.webhook',
 			typeVersion: 2,
 			parameters: { httpMethod: 'POST', path: WEBHOOK_PATH, responseMode: 'onReceived', options: {} },
 		}),
 	};
+	ctx.installPackage(packBareTrigger(ctx.rootDir));
 	await importAll(bench, [credential], Object.values(workflows));
 
 	bench.log('[5] starting n8n');
@@ -119,11 +135,14 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 		const urls: Record<Kind, string> = {
 			trigger: subscriptionOf('trigger').url,
 			triggerNoCheck: subscriptionOf('triggerNoCheck').url,
+			// n8n's address for a node with a webhook id: <webhookId>/<path>.
+			bare: server.webhookUrl(`${String(workflows.bare.nodes[0].webhookId)}/webhook`),
 			webhook: server.webhookUrl(WEBHOOK_PATH),
 		};
 		const secrets: Record<Kind, string> = {
 			trigger: subscriptionOf('trigger').authentication_data.secret,
 			triggerNoCheck: subscriptionOf('triggerNoCheck').authentication_data.secret,
+			bare: subscriptionOf('trigger').authentication_data.secret,
 			webhook: subscriptionOf('trigger').authentication_data.secret,
 		};
 		const headersFor = (kind: Kind) => (body: Buffer) => ({ 'content-type': 'application/json', signature: signDelivery(secrets[kind], body) });
@@ -132,10 +151,10 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 				Buffer.from(JSON.stringify({ value: { ...template, updated_at: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString(), bench: `${kind}-${round}-${i}` } })),
 			);
 
-		const samples: Record<Kind, Sample[]> = { trigger: [], triggerNoCheck: [], webhook: [] };
+		const samples: Record<Kind, Sample[]> = { trigger: [], triggerNoCheck: [], bare: [], webhook: [] };
 		const problems: string[] = [];
-		const finished: Record<Kind, number> = { trigger: 0, triggerNoCheck: 0, webhook: 0 };
-		const lastBodies: Record<Kind, Buffer[]> = { trigger: [], triggerNoCheck: [], webhook: [] };
+		const finished: Record<Kind, number> = { trigger: 0, triggerNoCheck: 0, bare: 0, webhook: 0 };
+		const lastBodies: Record<Kind, Buffer[]> = { trigger: [], triggerNoCheck: [], bare: [], webhook: [] };
 		for (let round = 0; round < rounds; round++) {
 			for (const kind of KINDS) {
 				const label = `${kind} ${roundLabel(round, measuredRounds)}`;
@@ -175,6 +194,7 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 		const repeats: Record<Kind, { answers: Answer[]; started: number }> = {
 			trigger: { answers: [], started: 0 },
 			triggerNoCheck: { answers: [], started: 0 },
+			bare: { answers: [], started: 0 },
 			webhook: { answers: [], started: 0 },
 		};
 		for (const kind of KINDS) {
@@ -206,6 +226,8 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 		]);
 		const triggerRatio = m('trigger', 'itemsPerSecond') / m('webhook', 'itemsPerSecond');
 		const noCheckRatio = m('triggerNoCheck', 'itemsPerSecond') / m('webhook', 'itemsPerSecond');
+		const bareRatio = m('bare', 'itemsPerSecond') / m('webhook', 'itemsPerSecond');
+		const ofBare = (kind: Kind) => m(kind, 'itemsPerSecond') / m('bare', 'itemsPerSecond');
 		const rssRatio = m('trigger', 'peakRss') / m('webhook', 'peakRss');
 		const goals: Goal[] = [
 			{
@@ -219,8 +241,9 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 				text: '(5) Clinic Trigger with the duplicate check >= 1.0x the Webhook node, peak RSS <= the Webhook node + 10%',
 				met: triggerRatio >= 1 && rssRatio <= 1.1,
 				detail:
-					`${fmt(triggerRatio, 2)}x deliveries/s, RSS ${fmt(rssRatio, 2)}x; with the check off ${fmt(noCheckRatio, 2)}x ` +
-					"(with the check off, what is left is the trigger's other work per delivery, signature and credential read, and n8n's expression isolate per webhook request; not separated here)",
+					`${fmt(triggerRatio, 2)}x deliveries/s, RSS ${fmt(rssRatio, 2)}x; with the check off ${fmt(noCheckRatio, 2)}x. ` +
+					`n8n's own share: a bare community trigger that only emits the body does ${fmt(bareRatio, 2)}x the Webhook node; ` +
+					`against it the Clinic Trigger does ${fmt(ofBare('trigger'), 2)}x (${fmt(ofBare('triggerNoCheck'), 2)}x with the check off)`,
 			},
 			{
 				text: `(5) ${duplicates} exact duplicates start no execution`,
@@ -229,7 +252,7 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 			},
 		];
 		const markdown = [
-			`One \`n8n start\` with both workflows active (single-node workflows: the receiver only). ${count} deliveries per run ` +
+			`One \`n8n start\` with the four workflows active (single-node workflows: the receiver only). ${count} deliveries per run ` +
 				`(\`{"value": {...patient...}}\`, about ${fmt(bodiesFor('trigger', 0)[0].length)} bytes, each unique), POSTed by the benchmark ` +
 				`process on keep-alive connections, ${CONCURRENCY} in flight, header \`signature\` = HMAC-SHA256 of the raw body with the secret ` +
 				'of the subscription the trigger registered at the simulator. Accepted/s: 2xx answers per second of sending; ' +
@@ -241,9 +264,9 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 				`an event, then delivers it), on a log that held ${fmt(LOGGED_BEFORE)} earlier events of the kind and grows with each delivery, ` +
 				'listed oldest first: the trigger\'s duplicate check (Duplicate Check "Event Log", the default) reads the end of that log on every delivery.',
 			'',
-			'Executions are saved as n8n saves them by default (`EXECUTIONS_DATA_SAVE_ON_SUCCESS=all`, sqlite) for both nodes, ' +
+			'Executions are saved as n8n saves them by default (`EXECUTIONS_DATA_SAVE_ON_SUCCESS=all`, sqlite) for every receiver, ' +
 				'and counted by status through n8n\'s executions list. n8n runs with `N8N_CONCURRENCY_PRODUCTION_LIMIT=16`, ' +
-				'its own setting for bursts: both nodes are answered once their execution is stored, before it runs, so without a limit ' +
+				'its own setting for bursts: every receiver is answered once their execution is stored, before it runs, so without a limit ' +
 				'2,000 deliveries start about 2,000 executions at once; a first full run without it reached 5.5 GB RSS and sqlite ' +
 				'write-lock timeouts (`Timeout waiting for lock SqliteWriteConnectionMutex`) left executions unfinished for over 10 minutes. ' +
 				'With the limit the extra executions wait in n8n\'s queue; the answers are not delayed by it.',
