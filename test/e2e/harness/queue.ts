@@ -55,7 +55,11 @@ export class N8nProcess {
 	}
 }
 
-/** Round-robin HTTP balancer in front of the webhook processors; counts what each got. */
+/**
+ * Round-robin HTTP balancer in front of the webhook processors; counts what each got.
+ * Test webhooks (/webhook-test/) go to the main, where n8n registers them, as n8n's
+ * queue-mode docs ask of a load balancer.
+ */
 export class WebhookBalancer {
 	readonly hits: number[];
 	private next = 0;
@@ -71,17 +75,21 @@ export class WebhookBalancer {
 		return `http://127.0.0.1:${this.port}`;
 	}
 
-	static async start(port: number, backends: () => string[]): Promise<WebhookBalancer> {
+	static async start(port: number, backends: () => string[], mainUrl: string): Promise<WebhookBalancer> {
 		let balancer: WebhookBalancer | undefined;
 		const server = createServer((req, res) => {
 			const targets = backends();
-			if (targets.length === 0) {
-				res.writeHead(502).end('no webhook processor');
-				return;
+			let base = mainUrl;
+			if (!(req.url ?? '').startsWith('/webhook-test/')) {
+				if (targets.length === 0) {
+					res.writeHead(502).end('no webhook processor');
+					return;
+				}
+				const index = balancer!.next++ % targets.length;
+				balancer!.hits[index] = (balancer!.hits[index] ?? 0) + 1;
+				base = targets[index];
 			}
-			const index = balancer!.next++ % targets.length;
-			balancer!.hits[index] = (balancer!.hits[index] ?? 0) + 1;
-			const target = new URL(req.url ?? '/', targets[index]);
+			const target = new URL(req.url ?? '/', base);
 			const upstream = httpRequest(
 				target,
 				{ method: req.method, headers: { ...req.headers, host: target.host } },
@@ -122,7 +130,7 @@ export async function enableQueueMode(ctx: N8nContext): Promise<{ services: Queu
 	const services = await startQueueServices({ n8nDir: ctx.install.dir, logDir: ctx.logDir });
 	ctx.onDispose(async () => await services.stop());
 	const webhookProcessors: string[] = [];
-	const balancer = await WebhookBalancer.start(await getFreePort(), () => webhookProcessors);
+	const balancer = await WebhookBalancer.start(await getFreePort(), () => webhookProcessors, `http://127.0.0.1:${ctx.port}`);
 	ctx.onDispose(async () => await balancer.close());
 	queueState.set(ctx, { services, balancer, webhookProcessors });
 	ctx.addEnv({

@@ -1,0 +1,238 @@
+/**
+ * The package under n8n 3's announced defaults, on n8n 2.41 in queue mode (PostgreSQL,
+ * Redis, one main, one worker): manual executions run on workers
+ * (`OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS`, which n8n 3 makes the only way), and poll
+ * triggers are scheduled by n8n's durable scheduler with durable cursors
+ * (`N8N_POLLER_DURABLE_CURSORS_ENABLED` with the flags it needs: the scheduler, its poll
+ * triggers, the workflow publication service).
+ *
+ * - A manual run of the Clinic node (the editor's "Execute workflow") runs on the worker.
+ * - The Clinic Event Log Trigger's Fetch Test Event runs on the worker and gives the newest event.
+ * - The Clinic Trigger's test listening subscribes the test address, a delivery there runs on
+ *   the worker, and the test subscription is removed afterwards. As n8n's docs ask of a
+ *   queue-mode setup, /webhook-test/ reaches the main (harness/queue.ts's balancer).
+ * - The Event Log Trigger, active with durable cursors, runs each new event exactly once,
+ *   counted after further polls found nothing new.
+ */
+import { startSimulator, type Simulator } from '../simulator';
+import {
+	N8N_VERSIONS,
+	enableQueueMode,
+	importCredentials,
+	importWorkflows,
+	nodeJson,
+	packRepository,
+	startQueueCluster,
+	useN8nContext,
+	waitFor,
+	type Execution,
+	type QueueCluster,
+	type WorkflowImport,
+} from './harness';
+import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
+
+const CREDENTIALS = { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } };
+const MANUAL_TRIGGER = "When clicking 'Execute workflow'";
+const CLINIC = 'Get a consultation';
+const EVENT_LOG_TRIGGER = 'Clinic Event Log Trigger';
+const CLINIC_TRIGGER = 'Clinic Trigger';
+/** n8n 3's defaults, as far as n8n 2.41 has them behind flags. */
+const N8N3_ENV = {
+	OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS: 'true',
+	N8N_SCHEDULER_ENABLED: 'true',
+	N8N_SCHEDULER_POLL_TRIGGERS_ENABLED: 'true',
+	N8N_POLLER_DURABLE_CURSORS_ENABLED: 'true',
+	N8N_USE_WORKFLOW_PUBLICATION_SERVICE: 'true',
+};
+
+function manualClinicWorkflow(): WorkflowImport {
+	return {
+		name: 'Manual: get a consultation',
+		nodes: [
+			{ id: 'manual', name: MANUAL_TRIGGER, type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+			{
+				id: 'clinic',
+				name: CLINIC,
+				type: 'n8n-nodes-clinic.clinic',
+				typeVersion: 1.1,
+				position: [220, 0],
+				parameters: {
+					authentication: 'clinicApi',
+					resource: 'consultation',
+					operation: 'get',
+					consultationId: { __rl: true, mode: 'id', value: '1' },
+				},
+				credentials: CREDENTIALS,
+			},
+		],
+		connections: { [MANUAL_TRIGGER]: { main: [[{ node: CLINIC, type: 'main', index: 0 }]] } },
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+/** Polls every minute (n8n's shortest interval for a poll trigger). */
+function eventLogWorkflow(): WorkflowImport {
+	return {
+		name: 'Finished consultations (durable cursor)',
+		nodes: [
+			{
+				id: 'event-log',
+				name: EVENT_LOG_TRIGGER,
+				type: 'n8n-nodes-clinic.clinicEventLogTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {
+					pollTimes: { item: [{ mode: 'everyMinute' }] },
+					authentication: 'clinicApi',
+					events: ['consultation:consultation-finished'],
+				},
+				credentials: CREDENTIALS,
+			},
+		],
+		connections: {},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+function clinicTriggerWorkflow(): WorkflowImport {
+	return {
+		name: 'Patient updated (test listening)',
+		nodes: [
+			{
+				id: 'clinic-trigger',
+				name: CLINIC_TRIGGER,
+				type: 'n8n-nodes-clinic.clinicTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				webhookId: '7a4e2c1d-5b6f-4e8a-9c0d-2e3f4a5b6c7d',
+				parameters: { authentication: 'clinicApi', events: ['patient:patient-updated'], options: { allowInsecureUrl: true } },
+				credentials: CREDENTIALS,
+			},
+		],
+		connections: {},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+describe(`n8n 3 defaults on n8n ${N8N_VERSIONS.v2} in queue mode: manual runs on a worker, durable poll cursors`, () => {
+	let sim: Simulator;
+	let cluster: QueueCluster;
+	let manualId: string;
+	let eventLogId: string;
+	let triggerId: string;
+
+	const n8n = useN8nContext({ version: N8N_VERSIONS.v2, label: 'n8n3', env: N8N3_ENV }, async (ctx) => {
+		sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 100 });
+		ctx.installPackage(packRepository(ctx.rootDir));
+		await enableQueueMode(ctx);
+		await importCredentials(ctx, simulatorCredentials(sim));
+		[manualId, eventLogId, triggerId] = await importWorkflows(ctx, [manualClinicWorkflow(), eventLogWorkflow(), clinicTriggerWorkflow()]);
+		cluster = await startQueueCluster(ctx, { workers: 1, webhookProcessors: 0, concurrency: 5 });
+		n8n.track(cluster.main);
+	});
+
+	afterAll(async () => {
+		await cluster?.stop();
+		await sim?.close();
+	});
+
+	/** The editor's run request; answers n8n's reply ({executionId} or {waitingForWebhook}). */
+	async function runManually(workflowId: string, trigger: string): Promise<{ executionId?: string; waitingForWebhook?: boolean }> {
+		return await cluster.main.rest('POST', `/workflows/${workflowId}/run`, { triggerToStartFrom: { name: trigger } });
+	}
+
+	async function finishedExecution(workflowId: string, id: string): Promise<Execution> {
+		return await waitFor(
+			`execution ${id} of workflow ${workflowId} to finish`,
+			async () => (await cluster.main.listExecutions(workflowId)).find((e) => String(e.id) === String(id) && !['running', 'new', 'waiting'].includes(e.status)),
+			{ timeoutMs: 90_000, intervalMs: 300, onTimeout: () => cluster.logTails() },
+		);
+	}
+
+	it(
+		"a manual run of the Clinic node runs on the worker and gets the consultation",
+		n8n.run(async () => {
+			const { executionId } = await runManually(manualId, MANUAL_TRIGGER);
+			expect(executionId).toBeDefined();
+			const execution = await finishedExecution(manualId, executionId!);
+			expect(execution.status).toBe('success');
+			expect(execution.mode).toBe('manual');
+			expect(nodeJson(execution, CLINIC)).toEqual([expect.objectContaining({ id: 1 })]);
+			expect(cluster.workerOf(executionId!)).toBe(0);
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		"the Event Log Trigger's Fetch Test Event runs on the worker and gives the newest event",
+		n8n.run(async () => {
+			const newest = await sim.emit('consultation', 'consultation-finished', { id: 901 });
+			const { executionId } = await runManually(eventLogId, EVENT_LOG_TRIGGER);
+			expect(executionId).toBeDefined();
+			const execution = await finishedExecution(eventLogId, executionId!);
+			expect(execution.status).toBe('success');
+			expect(nodeJson(execution, EVENT_LOG_TRIGGER)).toEqual([expect.objectContaining({ eventId: newest.id, value: { id: 901 } })]);
+			expect(cluster.workerOf(executionId!)).toBe(0);
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		"the Clinic Trigger's test listening subscribes the test address, runs a delivery on the worker, and unsubscribes",
+		n8n.run(async () => {
+			const answer = await runManually(triggerId, CLINIC_TRIGGER);
+			expect(answer).toEqual(expect.objectContaining({ waitingForWebhook: true }));
+			const testSubscriptions = () => sim.subscriptions().filter((s) => s.deleted_at === null && s.url.includes('/webhook-test/'));
+			await waitFor('the test subscription', async () => (testSubscriptions().length === 1 ? true : undefined), { timeoutMs: 30_000 });
+
+			const record = await sim.emit('patient', 'patient-updated', { id: 5, first_name: 'Elena' });
+			const [execution] = await cluster.main.waitForExecutions(triggerId, 1, { timeoutMs: 90_000 });
+			expect(execution.status).toBe('success');
+			expect(execution.mode).toBe('manual');
+			expect(nodeJson(execution, CLINIC_TRIGGER)).toEqual([expect.objectContaining({ eventId: record.id, value: { id: 5, first_name: 'Elena' } })]);
+			expect(cluster.workerOf(execution.id)).toBe(0);
+			// One delivery ends test listening: n8n removes the test webhook, and the trigger its subscription.
+			await waitFor('the test subscription removed', async () => (testSubscriptions().length === 0 ? true : undefined), { timeoutMs: 30_000 });
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		'the Event Log Trigger, active with durable cursors, runs each new event exactly once',
+		n8n.run(async () => {
+			await cluster.main.activateWorkflow(eventLogId);
+			const polls = () => sim.log.filter((entry) => entry.host === 'webhooks' && entry.method === 'GET' && entry.path === '/events').length;
+			// The first poll takes the log's place (events before it are not new).
+			const first = polls();
+			await waitFor('the first poll', async () => (polls() > first ? true : undefined), { timeoutMs: 90_000 });
+			const ids: number[] = [];
+			for (let i = 0; i < 3; i++) ids.push((await sim.emit('consultation', 'consultation-finished', { id: 910 + i })).id);
+			const isNew = (execution: Execution) => execution.mode === 'trigger';
+			await waitFor(
+				'a run with the three events',
+				async () => {
+					const emitted = (await cluster.main.listExecutions(eventLogId)).filter(isNew).flatMap((e) => nodeJson(e, EVENT_LOG_TRIGGER).map((json) => json.eventId));
+					return ids.every((id) => emitted.includes(id)) ? true : undefined;
+				},
+				{ timeoutMs: 90_000, intervalMs: 500, onTimeout: () => cluster.logTails() },
+			);
+			// One more poll after the events were taken: a repeat would have started a run by then.
+			const after = polls();
+			await waitFor('one more poll', async () => (polls() > after ? true : undefined), { timeoutMs: 90_000 });
+			const runs = await waitFor(
+				'no run going',
+				async () => {
+					const all = (await cluster.main.listExecutions(eventLogId)).filter(isNew);
+					return all.some((e) => ['running', 'new', 'waiting'].includes(e.status)) ? undefined : all;
+				},
+				{ timeoutMs: 30_000, intervalMs: 300 },
+			);
+			const emitted = runs.flatMap((e) => nodeJson(e, EVENT_LOG_TRIGGER).map((json) => json.eventId));
+			expect(emitted.filter((id) => ids.includes(id as number)).sort()).toEqual([...ids].sort());
+			expect(emitted.filter((id) => !ids.includes(id as number))).toEqual([]);
+			expect(runs.every((e) => e.status === 'success')).toBe(true);
+			await cluster.main.deactivateWorkflow(eventLogId);
+		}),
+		5 * 60_000,
+	);
+});
