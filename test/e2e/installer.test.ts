@@ -7,15 +7,24 @@
  * registry for installs and updates, and a `.npmrc` in the nodes folder for the update
  * check (`npm outdated` ignores the variable).
  *
- * Versions: the previous release (0.1.0) is this build repacked as 0.1.0, the update
- * this build repacked as 0.1.1 (building the release commit's sources again would test
- * its build, not n8n's installer): what changes between the two is what n8n does.
+ * Versions: the previous release is the real one, built from its own commit
+ * (test/e2e/fixtures/previous-release.json, harness/release.ts): what users have
+ * installed, with its own way of storing subscriptions (the secret itself in static
+ * data) and its own duplicate check. This build is published as 0.1.1, and repacked as
+ * 0.1.2 for an update between two builds that both have the Event Log Trigger (0.1.0 has
+ * none).
  *
- * 1. Install 0.1.0; a Clinic Trigger and a Clinic Event Log Trigger workflow run active;
- *    0.1.1 is published and n8n offers it; Update while events keep coming: every event
- *    starts its workflow exactly once (counted once the service's retries are over),
- *    the subscription at the service is the same one, and the workflows are not touched.
- * 2. Uninstall with the workflows still active: n8n calls no trigger's delete method, so
+ * 1. Install the released 0.1.0; a Clinic Trigger workflow and a workflow with the Clinic
+ *    node run active; 0.1.1 is published and n8n offers it; Update while events keep
+ *    coming: every event starts its workflow exactly once (counted once the service's
+ *    retries are over), one live subscription at the trigger's address (the release's),
+ *    the workflows are not touched, the runs after the update are this build's, and the
+ *    Clinic node still runs.
+ * 2. Then the README's step after upgrading from 0.1.0 (deactivate, activate: the
+ *    subscription is replaced, the old one deleted), a Clinic Event Log Trigger workflow
+ *    joins, and 0.1.1 -> 0.1.2 while events keep coming, with the same checks for both
+ *    triggers.
+ * 3. Uninstall with the workflows still active: n8n calls no trigger's delete method, so
  *    the subscription stays at the service and its deliveries fail; the README's way out
  *    (install again, deactivate, uninstall) leaves nothing behind. Deactivating first
  *    (the README's advice) leaves nothing behind either.
@@ -24,14 +33,16 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { startSimulator, type Simulator } from '../simulator';
+import { startSimulator, type EventRecord, type Simulator } from '../simulator';
 import {
 	ALL_N8N_VERSIONS,
 	importCredentials,
 	importWorkflows,
 	nodeJson,
 	nodesFolder,
+	packRelease,
 	packRepository,
+	previousRelease,
 	repositoryPackage,
 	retagTarball,
 	startLocalRegistry,
@@ -41,16 +52,23 @@ import {
 	type Execution,
 	type LocalRegistry,
 	type N8nServer,
+	type PublicWorkflow,
 	type WorkflowImport,
 } from './harness';
 import { EVENT_LOG_TRIGGER, eventLogWorkflow } from './support/event-log';
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
+import { settledRunsPerEvent } from './support/runs';
 
 const PACKAGE = repositoryPackage().name;
-const PREVIOUS = '0.1.0';
+const RELEASE = previousRelease();
+const PREVIOUS = RELEASE.version;
 const UPDATE = '0.1.1';
+const NEXT = '0.1.2';
 const TRIGGER = 'Patient Updated';
+const TRIGGER_WEBHOOK_ID = '3e0c5a8e-9b1d-4f2a-8c6e-1d2f3a4b5c6d';
+const ACTION_PATH = 'clinic-installer-action';
 const CUSTOM_REGISTRY_FEATURE = 'feat:communityNodes:customRegistry';
+const credential = { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } };
 
 interface InstalledPackage {
 	packageName: string;
@@ -70,12 +88,41 @@ function patientUpdatedWorkflow(): WorkflowImport {
 				type: 'n8n-nodes-clinic.clinicTrigger',
 				typeVersion: 1,
 				position: [0, 0],
-				webhookId: '3e0c5a8e-9b1d-4f2a-8c6e-1d2f3a4b5c6d',
+				webhookId: TRIGGER_WEBHOOK_ID,
 				parameters: { authentication: 'clinicApi', events: ['patient:patient-updated'], options: { allowInsecureUrl: true } },
-				credentials: { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } },
+				credentials: credential,
 			},
 		],
 		connections: {},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+/** Webhook -> Clinic Consultation Get, with the plain id parameter 0.1.0 saved. */
+function actionWorkflow(): WorkflowImport {
+	return {
+		name: 'Consultation on request (installer)',
+		nodes: [
+			{
+				id: 'action-webhook',
+				name: 'Webhook',
+				type: 'n8n-nodes-base.webhook',
+				typeVersion: 2,
+				position: [0, 0],
+				webhookId: '9d2e4f10-6a3b-4c5d-8e7f-0a1b2c3d4e5f',
+				parameters: { httpMethod: 'POST', path: ACTION_PATH, responseMode: 'lastNode', options: {} },
+			},
+			{
+				id: 'action-clinic',
+				name: 'Clinic',
+				type: 'n8n-nodes-clinic.clinic',
+				typeVersion: 1,
+				position: [220, 0],
+				parameters: { authentication: 'clinicApi', resource: 'consultation', operation: 'get', consultationId: '={{ $json.body.id }}' },
+				credentials: credential,
+			},
+		],
+		connections: { Webhook: { main: [[{ node: 'Clinic', type: 'main', index: 0 }]] } },
 		settings: { executionOrder: 'v1' },
 	};
 }
@@ -97,20 +144,22 @@ function runsPerEvent(executions: Execution[], node: string): Map<number, number
 describe.each(ALL_N8N_VERSIONS)('n8n %s: install, update and uninstall through Community Nodes', (version) => {
 	let workDir: string;
 	let registry: LocalRegistry;
-	let previousTarball: string;
 	let updateTarball: string;
+	let nextTarball: string;
 	let sim: Simulator;
 	let server: N8nServer;
 	let triggerId: string;
+	let actionId: string;
 	let eventLogId: string;
 
 	beforeAll(async () => {
 		workDir = mkdtempSync(join(tmpdir(), `n8n-e2e-registry-${version}-`));
 		const built = packRepository(join(workDir, 'pack'));
-		previousTarball = retagTarball(built, PREVIOUS, join(workDir, 'pack'));
 		updateTarball = retagTarball(built, UPDATE, join(workDir, 'pack'));
+		nextTarball = retagTarball(built, NEXT, join(workDir, 'pack'));
 		registry = await startLocalRegistry(join(workDir, 'registry'));
-		registry.publish(previousTarball);
+		// The release as built from its commit (cached after the first run).
+		registry.publish(packRelease(RELEASE));
 	}, 5 * 60_000);
 
 	const n8n = useN8nContext(
@@ -124,9 +173,10 @@ describe.each(ALL_N8N_VERSIONS)('n8n %s: install, update and uninstall through C
 			sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 1000 });
 			mkdirSync(nodesFolder(ctx.userFolder), { recursive: true });
 			writeFileSync(join(nodesFolder(ctx.userFolder), '.npmrc'), `registry=${registry.url}\n`, 'utf8');
-			// Imported before the package exists, as workflows a user brings along.
+			// Imported before the package exists, as workflows a user brings along; the
+			// credential as 0.1.0 saved it (no webhook signing key).
 			await importCredentials(ctx, simulatorCredentials(sim));
-			[triggerId, eventLogId] = await importWorkflows(ctx, [patientUpdatedWorkflow(), eventLogWorkflow()]);
+			[triggerId, actionId, eventLogId] = await importWorkflows(ctx, [patientUpdatedWorkflow(), actionWorkflow(), eventLogWorkflow()]);
 			server = n8n.track(await startN8n(ctx));
 			await server.setE2eFeature(CUSTOM_REGISTRY_FEATURE);
 		},
@@ -140,15 +190,40 @@ describe.each(ALL_N8N_VERSIONS)('n8n %s: install, update and uninstall through C
 
 	const packages = async () => await server.rest<InstalledPackage[]>('GET', '/community-packages');
 	const live = () => sim.subscriptions().filter((s) => s.deleted_at === null && s.status === 'enabled');
+	/** Every subscription ever made for the Clinic Trigger's address, deleted ones included. */
+	const atTriggerAddress = () => sim.subscriptions().filter((s) => s.url.includes(`/${TRIGGER_WEBHOOK_ID}/`));
+	const onDisk = (userFolder: string) =>
+		(JSON.parse(readFileSync(join(nodesFolder(userFolder), 'node_modules', PACKAGE, 'package.json'), 'utf8')) as { version: string })
+			.version;
 	let patientSeq = 100;
-	const emitPatient = async () => await sim.emit('patient', 'patient-updated', { id: (patientSeq += 1) });
+	/** Patient id -> the service's event id (a run of 0.1.0 names only the patient). */
+	const patientEvents = new Map<number, number>();
+	const emitPatient = async () => {
+		const id = (patientSeq += 1);
+		const record = await sim.emit('patient', 'patient-updated', { id });
+		patientEvents.set(id, record.id);
+		return record;
+	};
 	const emitConsultation = async () =>
 		await sim.emit('consultation', 'consultation-finished', { id: 500 + sim.events().length });
+	const patientEventsOf = (execution: Execution) =>
+		nodeJson(execution, TRIGGER)
+			.map((json) => patientEvents.get((json.value as { id?: number } | undefined)?.id ?? -1))
+			.filter((id): id is number => id !== undefined);
+
+	/**
+	 * The Clinic Trigger's runs per event once the service's retries are over: the caller
+	 * compares exactly (a lost event shows as 0 runs, a doubled one as 2).
+	 */
+	const triggerRunsOnceSettled = async (eventIds: number[]) => {
+		const perEvent = await settledRunsPerEvent(sim, server, triggerId, eventIds, patientEventsOf, { timeoutMs: 90_000 });
+		return new Map([...perEvent].map(([id, runs]) => [id, runs.length]));
+	};
 
 	/**
 	 * Waits until every event of `ids` started a finished execution of `workflowId` and
-	 * none is running, then returns the runs per event id (the caller compares exactly: a
-	 * lost event shows as missing, a doubled one as 2).
+	 * none is running, then returns the runs per event id (for the Event Log Trigger, which
+	 * reads the log every minute: there is no delivery to wait for).
 	 */
 	const runsOnceSettled = async (workflowId: string, node: string, ids: number[], timeoutMs: number) => {
 		await sim.deliveriesSettled();
@@ -169,86 +244,172 @@ describe.each(ALL_N8N_VERSIONS)('n8n %s: install, update and uninstall through C
 		expect(Object.fromEntries(counts)).toEqual(Object.fromEntries(ids.map((id) => [id, 1])));
 	};
 
+	/** Runs the Clinic node through the action workflow's webhook: its answer is the consultation. */
+	const runAction = async (consultationId: number) => {
+		const response = await fetch(server.webhookUrl(ACTION_PATH), {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify({ id: consultationId }),
+		});
+		expect(response.status).toBe(200);
+		return (await response.json()) as { id?: number };
+	};
+
+	/**
+	 * Emits a patient event every 200 ms (and a consultation every second when asked) while
+	 * `update` runs, and as long again after it; answers the update's result, what was
+	 * emitted, and how long the update took.
+	 */
+	const updateWhileEmitting = async <T>(update: () => Promise<T>, options: { consultations: boolean }) => {
+		let updating = true;
+		const emitted: Array<Promise<void>> = [];
+		const patients: EventRecord[] = [];
+		const consultations: EventRecord[] = [];
+		const failedTries: Array<number | null> = [];
+		const note = (record: EventRecord) => {
+			for (const log of record.logs) if (log.response_code === null || log.response_code >= 300) failedTries.push(log.response_code);
+			return record;
+		};
+		const emitter = (async () => {
+			for (let tick = 0; updating || tick % 5 !== 0; tick++) {
+				emitted.push(emitPatient().then((e) => void patients.push(note(e))));
+				if (options.consultations && tick % 5 === 0) emitted.push(emitConsultation().then((e) => void consultations.push(note(e))));
+				await new Promise((resolve) => setTimeout(resolve, 200)); // the pace of the events
+			}
+		})();
+		const started = Date.now();
+		const result = await update();
+		const updateMs = Date.now() - started;
+		// Keep emitting as long again after the update as it took.
+		await new Promise((resolve) => setTimeout(resolve, Math.max(updateMs, 2000)));
+		updating = false;
+		await emitter;
+		await Promise.all(emitted);
+		return { result, updateMs, patients, consultations, failedTries };
+	};
+
+	const expectUntouched = async (before: PublicWorkflow[]) => {
+		for (const old of before) {
+			const now = await server.getWorkflow(old.id);
+			expect([now.id, now.active, now.versionId, now.updatedAt]).toEqual([old.id, true, old.versionId, old.updatedAt]);
+		}
+	};
+
 	it(
-		'installs the previous release, then updates it while events keep coming: each event runs once, nothing is re-subscribed, the workflows are not touched',
+		`installs the released ${PREVIOUS} (built from its commit), then updates it to this build while events keep coming: each event runs once, one live subscription, the workflows are not touched, the Clinic node runs`,
 		n8n.run(async (ctx) => {
 			const installed = await server.rest<InstalledPackage>('POST', '/community-packages', { name: `${PACKAGE}@${PREVIOUS}` });
 			expect(installed).toMatchObject({ packageName: PACKAGE, installedVersion: PREVIOUS });
-			expect(installed.installedNodes.map((n) => n.type).sort()).toEqual(
-				[`${PACKAGE}.clinic`, `${PACKAGE}.clinicEventLogTrigger`, `${PACKAGE}.clinicTrigger`].sort(),
-			);
-			const onDisk = () =>
-				(JSON.parse(readFileSync(join(nodesFolder(ctx.userFolder), 'node_modules', PACKAGE, 'package.json'), 'utf8')) as { version: string }).version;
-			expect(onDisk()).toBe(PREVIOUS);
-			expect((await packages()).map((p) => [p.packageName, p.installedVersion, p.updateAvailable])).toEqual([
-				[PACKAGE, PREVIOUS, undefined],
-			]);
+			// The release: no Event Log Trigger yet.
+			expect(installed.installedNodes.map((n) => n.type).sort()).toEqual([`${PACKAGE}.clinic`, `${PACKAGE}.clinicTrigger`].sort());
+			expect(onDisk(ctx.userFolder)).toBe(PREVIOUS);
 
 			await server.activateWorkflow(triggerId);
-			await server.activateWorkflow(eventLogId);
+			await server.activateWorkflow(actionId);
 			const subscribed = live();
 			expect(subscribed.map((s) => s.event_name)).toEqual(['patient-updated']);
-			const before = { trigger: await server.getWorkflow(triggerId), eventLog: await server.getWorkflow(eventLogId) };
+			const before = [await server.getWorkflow(triggerId), await server.getWorkflow(actionId)];
+			expect((await runAction(1)).id).toBe(1);
 
-			// Events flow on the previous release.
-			const patientIds: number[] = [];
-			const consultationIds: number[] = [];
-			for (let i = 0; i < 3; i++) patientIds.push((await emitPatient()).id);
-			consultationIds.push((await emitConsultation()).id);
-			expectOnce(await runsOnceSettled(triggerId, TRIGGER, patientIds, 60_000), patientIds);
+			// Events flow on the release.
+			const flowing = [];
+			for (let i = 0; i < 3; i++) flowing.push((await emitPatient()).id);
+			expectOnce(await triggerRunsOnceSettled(flowing), flowing);
+			// The release's runs: its trigger names no event id (this build's does).
+			const [releaseRun] = await server.listExecutions(triggerId);
+			expect(nodeJson(releaseRun, TRIGGER)[0]).not.toHaveProperty('eventId');
 
-			// The release: n8n's update check (npm outdated, through the .npmrc) sees it.
 			registry.publish(updateTarball);
 			expect((await packages()).map((p) => [p.installedVersion, p.updateAvailable])).toEqual([[PREVIOUS, UPDATE]]);
 
-			// Update while a patient event comes every 200 ms and a consultation every second.
-			let updating = true;
-			const emitted: Array<Promise<void>> = [];
-			const failedTries: Array<number | null> = [];
-			const note = (record: Awaited<ReturnType<typeof emitPatient>>) => {
-				for (const log of record.logs) if (log.response_code === null || log.response_code >= 300) failedTries.push(log.response_code);
-				return record;
-			};
-			const emitter = (async () => {
-				for (let tick = 0; updating || tick % 5 !== 0; tick++) {
-					emitted.push(emitPatient().then((e) => void patientIds.push(note(e).id)));
-					if (tick % 5 === 0) emitted.push(emitConsultation().then((e) => void consultationIds.push(note(e).id)));
-					await new Promise((resolve) => setTimeout(resolve, 200)); // the pace of the events
-				}
-			})();
-			const started = Date.now();
-			const updated = await server.rest<InstalledPackage>('PATCH', '/community-packages', { name: PACKAGE });
-			const updateMs = Date.now() - started;
-			// Keep emitting as long again after the update as it took.
-			await new Promise((resolve) => setTimeout(resolve, Math.max(updateMs, 2000)));
-			updating = false;
-			await emitter;
-			await Promise.all(emitted);
+			const { result: updated, updateMs, patients, failedTries } = await updateWhileEmitting(
+				async () => await server.rest<InstalledPackage>('PATCH', '/community-packages', { name: PACKAGE }),
+				{ consultations: false },
+			);
 			expect(updated).toMatchObject({ packageName: PACKAGE, installedVersion: UPDATE });
-			expect(onDisk()).toBe(UPDATE);
+			expect(onDisk(ctx.userFolder)).toBe(UPDATE);
 			expect((await packages()).map((p) => [p.installedVersion, p.updateAvailable, p.failedLoading ?? false])).toEqual([
 				[UPDATE, undefined, false],
 			]);
 
 			// Every event once, after the service's retries: none lost, none doubled.
-			expectOnce(await runsOnceSettled(triggerId, TRIGGER, patientIds, 90_000), patientIds);
+			const all = [...flowing, ...patients.map((e) => e.id)];
+			expectOnce(await triggerRunsOnceSettled(all), all);
+			const triggerRuns = await server.listExecutions(triggerId);
+			expect(triggerRuns.filter((e) => e.status !== 'success').map((e) => e.id)).toEqual([]);
+			// The last event ran on this build (its runs name the event id).
+			const lastPatient = patients.at(-1)!;
+			const lastRun = triggerRuns.find((run) => patientEventsOf(run).includes(lastPatient.id))!;
+			expect(nodeJson(lastRun, TRIGGER)[0]).toMatchObject({ eventId: lastPatient.id });
+
+			// One live subscription at the trigger's address; any other one made for it is deleted.
+			const mine = atTriggerAddress();
+			expect(mine.filter((s) => s.deleted_at === null).map((s) => [s.event_name, s.status])).toEqual([['patient-updated', 'enabled']]);
+			expect(live().map((s) => s.id)).toEqual(mine.filter((s) => s.deleted_at === null).map((s) => s.id));
+
+			// The workflows as they were, and the Clinic node runs on this build.
+			await expectUntouched(before);
+			expect((await runAction(2)).id).toBe(2);
+			const actionRuns = await server.listExecutions(actionId);
+			expect(actionRuns.map((e) => e.status)).toEqual(['success', 'success']);
+			process.stderr.write(
+				`n8n ${version}: update ${PREVIOUS} (release) -> ${UPDATE} took ${updateMs} ms; ${all.length} patient events, each run once; subscriptions at the trigger's address: ${mine.map((s) => `${s.id}${s.deleted_at ? ' (deleted)' : ''}`).join(', ')}; failed delivery tries (retried): ${failedTries.length ? failedTries.join(', ') : 'none'}\n`,
+			);
+		}),
+		10 * 60_000,
+	);
+
+	it(
+		`after the README's step for ${PREVIOUS} (deactivate, activate) and with an Event Log Trigger active, updates ${UPDATE} -> ${NEXT} while events keep coming: each event runs once, nothing is re-subscribed, the workflows are not touched`,
+		n8n.run(async (ctx) => {
+			// Continues from the test above: 0.1.1 installed, the release's subscription.
+			const released = live();
+			expect(released).toHaveLength(1);
+			await server.deactivateWorkflow(triggerId);
+			await server.activateWorkflow(triggerId);
+			// Replaced: one live subscription, the release's deleted.
+			const subscribed = live();
+			expect(subscribed.map((s) => s.event_name)).toEqual(['patient-updated']);
+			expect(subscribed[0].id).not.toBe(released[0].id);
+			expect(atTriggerAddress().filter((s) => s.deleted_at === null).map((s) => s.id)).toEqual([subscribed[0].id]);
+			await server.activateWorkflow(eventLogId);
+			const before = [await server.getWorkflow(triggerId), await server.getWorkflow(eventLogId)];
+
+			// Events flow.
+			const patientIds: number[] = [];
+			const consultationIds: number[] = [];
+			for (let i = 0; i < 3; i++) patientIds.push((await emitPatient()).id);
+			consultationIds.push((await emitConsultation()).id);
+			expectOnce(await triggerRunsOnceSettled(patientIds), patientIds);
+
+			registry.publish(nextTarball);
+			expect((await packages()).map((p) => [p.installedVersion, p.updateAvailable])).toEqual([[UPDATE, NEXT]]);
+
+			const { result: updated, updateMs, patients, consultations, failedTries } = await updateWhileEmitting(
+				async () => await server.rest<InstalledPackage>('PATCH', '/community-packages', { name: PACKAGE }),
+				{ consultations: true },
+			);
+			patientIds.push(...patients.map((e) => e.id));
+			consultationIds.push(...consultations.map((e) => e.id));
+			expect(updated).toMatchObject({ packageName: PACKAGE, installedVersion: NEXT });
+			expect(onDisk(ctx.userFolder)).toBe(NEXT);
+			expect((await packages()).map((p) => [p.installedVersion, p.updateAvailable, p.failedLoading ?? false])).toEqual([
+				[NEXT, undefined, false],
+			]);
+
+			// Every event once, after the service's retries: none lost, none doubled.
+			expectOnce(await triggerRunsOnceSettled(patientIds), patientIds);
 			// The event log is read every minute: wait for the next read after the last event.
 			expectOnce(await runsOnceSettled(eventLogId, EVENT_LOG_TRIGGER, consultationIds, 150_000), consultationIds);
 			const runs = [...(await server.listExecutions(triggerId)), ...(await server.listExecutions(eventLogId))];
 			expect(runs.filter((e) => e.status !== 'success').map((e) => e.id)).toEqual([]);
 
 			// The same subscription, no new one, and the workflows as they were.
-			expect(sim.subscriptions().map((s) => s.id)).toEqual(subscribed.map((s) => s.id));
 			expect(live().map((s) => s.id)).toEqual(subscribed.map((s) => s.id));
-			for (const [id, old] of [
-				[triggerId, before.trigger],
-				[eventLogId, before.eventLog],
-			] as const) {
-				const now = await server.getWorkflow(id);
-				expect([now.active, now.versionId, now.updatedAt]).toEqual([true, old.versionId, old.updatedAt]);
-			}
+			expect(atTriggerAddress().filter((s) => s.deleted_at === null).map((s) => s.id)).toEqual(subscribed.map((s) => s.id));
+			await expectUntouched(before);
 			process.stderr.write(
-				`n8n ${version}: update ${PREVIOUS} -> ${UPDATE} took ${updateMs} ms; ${patientIds.length} patient and ${consultationIds.length} consultation events, each run once; failed delivery tries (retried): ${failedTries.length ? failedTries.join(', ') : 'none'}\n`,
+				`n8n ${version}: update ${UPDATE} -> ${NEXT} took ${updateMs} ms; ${patientIds.length} patient and ${consultationIds.length} consultation events, each run once; failed delivery tries (retried): ${failedTries.length ? failedTries.join(', ') : 'none'}\n`,
 			);
 		}),
 		10 * 60_000,
@@ -257,7 +418,7 @@ describe.each(ALL_N8N_VERSIONS)('n8n %s: install, update and uninstall through C
 	it(
 		'uninstall with the workflows active leaves the subscription at the service; install again, deactivate, uninstall removes it; deactivating first leaves nothing',
 		n8n.run(async () => {
-			// Continues from the test above: 0.1.1 installed, both workflows active.
+			// Continues from the tests above: 0.1.2 installed, the workflows active.
 			const subscribed = live();
 			expect(subscribed).toHaveLength(1);
 			const before = (await server.listExecutions(triggerId)).length;

@@ -13,6 +13,7 @@
  *   services.ts  startQueueServices(): PostgreSQL + Redis (given, private, or installed)
  *   queue.ts     enableQueueMode(ctx), startQueueCluster(ctx): main + workers + webhook processors
  *   registry.ts  startLocalRegistry(dir): verdaccio without uplinks; retagTarball(tarball, version)
+ *   release.ts   previousRelease(), packRelease(release): the last release built from its commit (cached)
  */
 export * from './install';
 export * from './env';
@@ -25,3 +26,4 @@ export { tailFile } from './processes';
 export * from './services';
 export * from './queue';
 export * from './registry';
+export * from './release';

@@ -93,3 +93,30 @@ export function runsWithValue(triggerNode: string, value: unknown): (execution: 
 		return first !== undefined && isDeepStrictEqual(first.value, value);
 	};
 }
+
+/**
+ * `settledRuns` for many events of one workflow at once, with one listing of the runs
+ * instead of one per event: waits until the deliveries of every event are over and n8n
+ * stored a run for each attempt it accepted, then answers the finished runs of each event
+ * (`eventsOf` names the events a run holds; a catch-up run may hold several).
+ */
+export async function settledRunsPerEvent(
+	sim: Simulator,
+	server: N8nServer,
+	workflowId: string,
+	eventIds: number[],
+	eventsOf: (execution: Execution) => number[],
+	options: { timeoutMs?: number } = {},
+): Promise<Map<number, Execution[]>> {
+	const ids = new Set(eventIds);
+	let accepted = 0;
+	for (const eventId of eventIds) {
+		await sim.eventDeliveriesSettled(eventId);
+		const event = sim.events().find((candidate) => candidate.id === eventId)!;
+		accepted += acceptedAsNew(event.logs.map((log) => ({ status: log.response_code, text: log.response })));
+	}
+	const runs = await storedRuns(server, workflowId, (execution) => eventsOf(execution).some((id) => ids.has(id)), accepted, options.timeoutMs);
+	const perEvent = new Map<number, Execution[]>(eventIds.map((id) => [id, []]));
+	for (const run of runs) for (const id of new Set(eventsOf(run))) perEvent.get(id)?.push(run);
+	return perEvent;
+}
