@@ -4,7 +4,8 @@
  *
  * - `create` lists what already points at this node's address first, keeps what it can
  *   prove is its own (stored, or listed with the secret it derives: another main's),
- *   removes the rest, subscribes each missing event with its own secret, then keeps one
+ *   subscribes each missing event with its own secret, then removes the rest (so a
+ *   replaced subscription goes only once its replacement exists), then keeps one
  *   subscription per event should another main have subscribed at the same moment. If one subscription fails it removes what
  *   this attempt holds and throws: n8n 1.x would otherwise orphan them, and a half-active
  *   trigger silently misses events.
@@ -309,11 +310,11 @@ export async function subscribe(ctx: SubscribingContext): Promise<void> {
 			toRemove.push(subscription);
 		}
 	}
-	for (const subscription of toRemove) await subscriptions.remove(subscription.id);
-	for (const key of stored.keys()) if (!kept.has(key)) forgetSubscription(staticData, key);
 	for (const [key, entry] of kept) storeSubscription(staticData, key, entry);
 
-	// 2. Subscribe each missing event with its own secret, storing as we go.
+	// 2. Subscribe each missing event with its own secret, storing as we go, before what
+	//    it replaces is removed: an event in between is still delivered (to the new one;
+	//    the old one's copy is refused 401 and its duplicate check catches a repeat).
 	const keyId = signingKeyId(signingKey);
 	let subscribed = false;
 	for (const event of events) {
@@ -330,7 +331,17 @@ export async function subscribe(ctx: SubscribingContext): Promise<void> {
 		}
 	}
 
-	// 3. Another main may have subscribed the same events in the same moment: keep the
+	// 3. Remove what is not ours, or replaced; forget events no longer selected.
+	try {
+		for (const subscription of toRemove) await subscriptions.remove(subscription.id);
+	} catch (error) {
+		// Never half-active: what this attempt holds goes too, and activation fails.
+		await rollBack(setup);
+		throw error;
+	}
+	for (const key of stored.keys()) if (!kept.has(key) && !selected.has(key)) forgetSubscription(staticData, key);
+
+	// 4. Another main may have subscribed the same events in the same moment: keep the
 	//    lowest id of each event, remove the rest. Every main picks the same one.
 	if (subscribed) await convergeWithOtherMains(setup, events, topicPrefix, signingKey);
 }

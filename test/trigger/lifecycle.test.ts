@@ -603,10 +603,14 @@ describe('no secret in the workflow: secrets derive from the credential\'s signi
 		expect(delivered.response.status).toBe(200);
 		expect(delivered.workflowData?.[0]).toHaveLength(1);
 
+		sim.clearLog();
 		const migrated = await activateTrigger(
 			options({ parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED] }, store: first.store, staticData: legacy }),
 		);
 		expect(migrated.error).toBeUndefined();
+		// The replacement is subscribed before the old one goes: no moment without a subscription.
+		const writes = sim.log.filter((entry) => entry.host === 'webhooks' && entry.method !== 'GET').map((entry) => `${entry.method} ${entry.path}`);
+		expect(writes).toEqual(['POST /webhooks', `DELETE /webhooks/${oldId}`]);
 		expect(migrated.created).toBe(true);
 		expect(live(sim).map((s) => s.id)).not.toContain(oldId);
 		expect(live(sim)).toHaveLength(1);
