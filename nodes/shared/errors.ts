@@ -76,7 +76,8 @@ function messageFor(context: ApiErrorContext): { message: string; description: s
 	if (statusCode === 422 || statusCode === 400) {
 		return {
 			message: said ? `The clinic service refused the request: ${said}` : `The clinic service refused the request (${statusCode})`,
-			description: subject ? `Concerns: ${subject}. Check the values sent in this item.` : 'Check the values sent in this item.',
+			// Read by people and, when the node is a tool, by a model: the reason above names what to fix.
+			description: `${subject ?? 'The request'} was refused for the reason above. Do what it asks, or correct the value sent, then try again.`,
 		};
 	}
 	if (statusCode === 429) {

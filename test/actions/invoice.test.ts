@@ -39,6 +39,10 @@ describe('Invoice > Sign', () => {
 		const result = await t.run({ resource: 'invoice', operation: 'sign', invoiceId: '2' });
 
 		expect(result.error?.message).toBe('The clinic service refused the request: Invoice has no charges to sign');
+		// Words a model calling the node as a tool can act on too: what to do next, not n8n's items.
+		expect((result.error as { description?: string }).description).toBe(
+			'Invoice 2 was refused for the reason above. Do what it asks, or correct the value sent, then try again.',
+		);
 	});
 });
 

@@ -66,6 +66,8 @@ describe('Clinic tools in n8n\'s AI Agent (n8n 2.41.1)', () => {
 			// Model-filled parameters carry their description.
 			const emailTool = tools.find((tool) => tool.name === names.get('Email Invoice')?.replace(' ', '_'));
 			expect(emailTool?.parameters?.properties?.Invoice_ID?.description).toMatch(/whole number/);
+			// Ids are numbers in the schema (the example's `$fromAI` type), as the service's ids are.
+			expect(emailTool?.parameters?.properties?.Invoice_ID?.type).toBe('number');
 
 			// The calls the model made, by the descriptions alone: invoice of encounter 1, then e-mail it.
 			const calls = model.requests.flatMap((request) =>
@@ -73,8 +75,8 @@ describe('Clinic tools in n8n\'s AI Agent (n8n 2.41.1)', () => {
 			);
 			const lastCalls = calls.slice(-2).map((call) => [call.name, JSON.parse(call.arguments ?? '{}')]);
 			expect(lastCalls).toEqual([
-				[names.get('Get Invoice of Encounter')?.replace(' ', '_'), expect.objectContaining({ Encounter_ID: '1' })],
-				[names.get('Email Invoice')?.replace(' ', '_'), expect.objectContaining({ Invoice_ID: '1' })],
+				[names.get('Get Invoice of Encounter')?.replace(' ', '_'), expect.objectContaining({ Encounter_ID: 1 })],
+				[names.get('Email Invoice')?.replace(' ', '_'), expect.objectContaining({ Invoice_ID: 1 })],
 			]);
 			expect(sim.log.filter((entry) => entry.path === '/api/v1/invoices/1/sign')).toEqual([]);
 

@@ -56,12 +56,14 @@ function callTool(tools: ModelTool[], pattern: RegExp, value: string, step: numb
 	const tool = tools.find((candidate) => pattern.test(candidate.description ?? ''));
 	if (!tool) return message(`No tool is described as ${String(pattern)}`);
 	const [parameter] = Object.keys(tool.parameters?.properties ?? {});
+	// As a model does: the value in the type the tool's schema asks for.
+	const typed = tool.parameters?.properties?.[parameter]?.type === 'number' ? Number(value) : value;
 	return {
 		type: 'function_call',
 		id: `fc_${step}`,
 		call_id: `call_${step}`,
 		name: tool.name,
-		arguments: JSON.stringify(parameter ? { [parameter]: value } : {}),
+		arguments: JSON.stringify(parameter ? { [parameter]: typed } : {}),
 		status: 'completed',
 	};
 }
