@@ -2,9 +2,10 @@
  * The Clinic Event Log Trigger inside a running n8n (one n8n per version, polling every
  * minute): activation starts from now; each new event starts the workflow exactly once
  * over several polls, across an n8n restart, and after n8n was stopped while events were
- * emitted. The simulator reads the GET /events parameters only from the JSON body (as
- * the spec declares) before the restart and only from the query string after it, so both
- * places are proven in real n8n. Then the example workflow runs active: a finished
+ * emitted. Each count is exact and, where no later batch follows, taken only after one more
+ * poll read the log: a repeat from that poll would show. The simulator reads the GET /events
+ * parameters only from the JSON body (as the spec declares) before the restart and only from
+ * the query string after it, so both places are proven in real n8n. Then the example workflow runs active: a finished
  * consultation from the event log gets its invoice signed and e-mailed.
  */
 import { startSimulator, type Simulator } from '../simulator';
@@ -16,10 +17,9 @@ import {
 	packRepository,
 	startN8n,
 	useN8nContext,
-	type Execution,
 	type N8nServer,
 } from './harness';
-import { EVENT_LOG_TRIGGER, eventLogWorkflow } from './support/event-log';
+import { EVENT_LOG_TRIGGER, eventLogRuns, eventLogWorkflow, idsPerRun } from './support/event-log';
 import { loadExample, simulatorCredentials } from './support/examples';
 
 const EXAMPLE = 'consultation-finished-event-log-sign-email.json';
@@ -54,21 +54,15 @@ describe.each(setups)('Clinic Event Log Trigger in n8n %s', (_label, version) =>
 		}
 		return ids;
 	};
-	/** Event ids each execution started with, oldest execution first. */
-	const emittedPerExecution = (executions: Execution[]): number[][] =>
-		[...executions].reverse().map((execution) => nodeJson(execution, EVENT_LOG_TRIGGER).map((json) => json.eventId as number));
-	/** Waits until the executions together carry `ids` (and fails on any extra or repeated id). */
-	const waitForIds = async (ids: number[]): Promise<Execution[]> => {
-		const deadline = Date.now() + 150_000;
-		for (;;) {
-			const executions = (await server.listExecutions(workflowId)).filter((e) => !['running', 'new', 'waiting'].includes(e.status));
-			const emitted = emittedPerExecution(executions).flat();
-			if (emitted.length >= ids.length || Date.now() > deadline) {
-				expect(emitted).toEqual(ids);
-				return executions;
-			}
-			await new Promise((resolve) => setTimeout(resolve, 1000));
-		}
+	/**
+	 * Waits until the runs together carry as many ids as `ids` (with `nextPoll`, also for one
+	 * more poll after them), then compares exactly: a missing, extra or repeated id fails. A
+	 * check without `nextPoll` is followed by later polls that a later exact check counts.
+	 */
+	const waitForIds = async (ids: number[], nextPoll = false) => {
+		const executions = await eventLogRuns(sim, server, workflowId, ids.length, { nextPoll });
+		expect(idsPerRun(executions).flat()).toEqual(ids);
+		return executions;
 	};
 
 	it(
@@ -107,7 +101,7 @@ describe.each(setups)('Clinic Event Log Trigger in n8n %s', (_label, version) =>
 			if (ctx.asyncPublication) await server.waitForPublication(workflowId);
 			await waitForIds([...first, ...second, ...whileDown]);
 			const after = await finish(2);
-			await waitForIds([...first, ...second, ...whileDown, ...after]);
+			await waitForIds([...first, ...second, ...whileDown, ...after], true);
 			await server.deactivateWorkflow(workflowId);
 		}),
 		8 * 60_000,
@@ -120,7 +114,10 @@ describe.each(setups)('Clinic Event Log Trigger in n8n %s', (_label, version) =>
 			if (ctx.asyncPublication) await server.waitForPublication(exampleId);
 			const consultation = sim.data.consultations.get(1)!;
 			const record = await sim.emit('consultation', 'consultation-finished', { id: consultation.id, encounter_id: consultation.encounter_id });
-			const [execution] = await server.waitForExecutions(exampleId, 1, { timeoutMs: 150_000 });
+			// One run, counted after the next poll read the log again.
+			const runs = await eventLogRuns(sim, server, exampleId, 1, { nextPoll: true, triggerNode: 'Consultation Finished' });
+			expect(idsPerRun(runs, 'Consultation Finished')).toEqual([[record.id]]);
+			const [execution] = runs;
 			expect(execution.status).toBe('success');
 			expect(nodeJson(execution, 'Consultation Finished')).toEqual([
 				expect.objectContaining({ event: 'consultation-finished', eventId: record.id, value: { id: 1, encounter_id: consultation.encounter_id } }),

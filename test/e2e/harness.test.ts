@@ -24,6 +24,7 @@ import {
 	type PublicationService,
 	type WorkflowImport,
 } from './harness';
+import { storedRuns } from './support/runs';
 
 const TEST_TIMEOUT_MS = 5 * 60_000;
 
@@ -229,7 +230,10 @@ describe.each(serverCases)('n8n %s (publication service: %s): server', (version,
 			const answer = await server.request('POST', `/webhook/${path}`, { patient: 'Ana', n: 21 });
 			expect(answer.body).toEqual({ received: 'Ana', doubled: 42 });
 
-			const [execution] = await server.waitForExecutions(workflowId, 1);
+			// The answer carried the run's output, so the run is over: one request, exactly one run.
+			const runs = await storedRuns(server, workflowId, () => true, 1);
+			expect(runs).toHaveLength(1);
+			const [execution] = runs;
 			expect(execution.status).toBe('success');
 			expect(execution.mode).toBe('webhook');
 			expect(nodeJson(execution, 'Set')).toEqual([{ received: 'Ana', doubled: 42 }]);
@@ -245,7 +249,7 @@ describe.each(serverCases)('n8n %s (publication service: %s): server', (version,
 			if (ctx.asyncPublication) await server.waitForPublication(workflowId);
 			const again = await server.request('POST', `/webhook/${path}`, { patient: 'Luis', n: 1 });
 			expect(again.body).toEqual({ received: 'Luis', doubled: 2 });
-			expect(await server.waitForExecutions(workflowId, 2)).toHaveLength(2);
+			expect(await storedRuns(server, workflowId, () => true, 2)).toHaveLength(2);
 
 			const deactivated = await server.deactivateWorkflow(workflowId);
 			expect(deactivated.id).toBe(workflowId);

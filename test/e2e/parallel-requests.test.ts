@@ -18,6 +18,7 @@ import {
 	type WorkflowImport,
 } from './harness';
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
+import { storedRuns } from './support/runs';
 
 const ITEMS = 150;
 /** Maximum Parallel Requests of the two concurrent workflows. */
@@ -127,7 +128,9 @@ describe(`Parallel Requests: Automatic in n8n ${N8N_VERSIONS.v2}`, () => {
 				['shared-a', 'shared-b'].map(async (path) => await fetch(server.webhookUrl(path), { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })),
 			);
 			expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
-			const [first, second] = await Promise.all([server.waitForExecutions(SHARED_IDS[0], 1), server.waitForExecutions(SHARED_IDS[1], 1)]);
+			// Each answer carried its run's output, so both runs are over: one run each, exactly.
+			const [first, second] = await Promise.all(SHARED_IDS.map(async (id) => await storedRuns(server, id, () => true, 1)));
+			expect([first.length, second.length]).toEqual([1, 1]);
 			expect([first[0].status, second[0].status]).toEqual(['success', 'success']);
 
 			const paths = sim.log.filter((entry) => entry.path.startsWith('/api/v1/consultations/')).map((entry) => entry.path);

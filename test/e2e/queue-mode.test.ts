@@ -34,7 +34,7 @@ import {
 	type QueueCluster,
 	type WorkflowImport,
 } from './harness';
-import { EVENT_LOG_TRIGGER, eventLogWorkflow } from './support/event-log';
+import { eventLogRuns, eventLogWorkflow, idsPerRun } from './support/event-log';
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
 import { acceptedAsNew, runsWithValue, settledRuns, storedRuns } from './support/runs';
 
@@ -366,18 +366,15 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 				return ids;
 			};
 			let main = await runningMain(ctx);
-			/** Waits until the runs together carry exactly `ids`, each once. */
-			const waitForIds = async (ids: number[]): Promise<Execution[]> => {
-				const deadline = Date.now() + 150_000;
-				for (;;) {
-					const done = (await main.listExecutions(eventLogId)).filter((e) => !['running', 'new', 'waiting'].includes(e.status));
-					const emitted = [...done].reverse().flatMap((e) => nodeJson(e, EVENT_LOG_TRIGGER).map((json) => json.eventId as number));
-					if (emitted.length >= ids.length || Date.now() > deadline) {
-						expect(emitted).toEqual(ids);
-						return done;
-					}
-					await new Promise((resolve) => setTimeout(resolve, 1000));
-				}
+			/**
+			 * Waits until the runs together carry as many ids as `ids` (with `nextPoll`, also for
+			 * one more poll after them), then compares exactly: a missing, extra or repeated id
+			 * fails. A check without `nextPoll` is followed by later polls a later check counts.
+			 */
+			const waitForIds = async (ids: number[], nextPoll = false): Promise<Execution[]> => {
+				const runs = await eventLogRuns(sim, main, eventLogId, ids.length, { nextPoll });
+				expect(idsPerRun(runs).flat()).toEqual(ids);
+				return runs;
 			};
 
 			await finish(2); // before activation: not emitted
@@ -394,7 +391,7 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 			if (ctx.asyncPublication) await main.waitForPublication(eventLogId);
 			await waitForIds([...first, ...whileDown]);
 			const after = await finish(1);
-			await waitForIds([...first, ...whileDown, ...after]);
+			await waitForIds([...first, ...whileDown, ...after], true);
 			await main.deactivateWorkflow(eventLogId);
 			// The next test starts its own mains.
 			await main.stop();

@@ -1,5 +1,6 @@
-/** The workflow the Event Log Trigger e2e tests activate (single main and queue mode alike). */
-import type { WorkflowImport } from '../harness';
+/** The workflow the Event Log Trigger e2e tests activate (single main and queue mode alike), and counting its runs. */
+import type { Simulator } from '../../simulator';
+import { nodeJson, waitFor, type Execution, type N8nServer, type WorkflowImport } from '../harness';
 import { DEMO_CREDENTIAL_IDS } from './examples';
 
 /** The trigger node's name, to read what it emitted from an execution. */
@@ -30,4 +31,79 @@ export function eventLogWorkflow(): WorkflowImport {
 		connections: {},
 		settings: { executionOrder: 'v1' },
 	};
+}
+
+const going = (execution: Execution) => ['running', 'new', 'waiting'].includes(execution.status);
+
+/** Sequence number of the newest read of the event log (GET /events) the service answered with a page, 0 before any. */
+export function lastEventLogRead(sim: Simulator): number {
+	let newest = 0;
+	for (const entry of sim.log) {
+		if (entry.host === 'webhooks' && entry.method === 'GET' && entry.path === '/events' && entry.status >= 200 && entry.status < 300) {
+			newest = entry.seq;
+		}
+	}
+	return newest;
+}
+
+/** Event ids each finished run started with, oldest run first. */
+export function idsPerRun(executions: Execution[], triggerNode = EVENT_LOG_TRIGGER): number[][] {
+	return [...executions]
+		.filter((execution) => !going(execution))
+		.reverse()
+		.map((execution) => nodeJson(execution, triggerNode).map((json) => json.eventId as number));
+}
+
+/**
+ * The finished runs of an Event Log Trigger workflow once a repeat could have shown: waits
+ * until they carry at least `count` event ids with no run going, then, with `nextPoll`,
+ * until the service answered a read of the log that came after those runs were stored (the
+ * trigger's next poll, the one that would emit a repeat) and, on a check after that, no run
+ * is going. Answers the runs, newest first, for an exact count by the caller: an event
+ * taken twice shows as a repeated id, one missing as a shorter list. (A poll that reads
+ * nothing new starts no run, so the read itself is the only sign that it happened; n8n
+ * stores a run it starts before its next answer to the runs list after that read.)
+ */
+export async function eventLogRuns(
+	sim: Simulator,
+	server: N8nServer,
+	workflowId: string,
+	count: number,
+	options: { nextPoll?: boolean; triggerNode?: string; timeoutMs?: number; intervalMs?: number } = {},
+): Promise<Execution[]> {
+	const timeoutMs = options.timeoutMs ?? 150_000;
+	const intervalMs = options.intervalMs ?? 1000;
+	const settled = async () => {
+		const runs = await server.listExecutions(workflowId);
+		return runs.some(going) ? undefined : runs;
+	};
+	let reached = true;
+	let runs = await waitFor(
+		`runs of workflow ${workflowId} carrying ${count} event(s)`,
+		async () => {
+			const done = await settled();
+			return done && idsPerRun(done, options.triggerNode).flat().length >= count ? done : undefined;
+		},
+		{ timeoutMs, intervalMs },
+	).catch(async () => {
+		// The caller's exact comparison says what is missing.
+		reached = false;
+		return (await server.listExecutions(workflowId)).filter((execution) => !going(execution));
+	});
+	if (!options.nextPoll || !reached) return runs;
+	const taken = lastEventLogRead(sim);
+	let readAfter = false;
+	runs = await waitFor(
+		`a read of the event log after the runs of workflow ${workflowId}`,
+		async () => {
+			// The read is seen first; the runs are read on a later check, after n8n acted on its answer.
+			if (!readAfter) {
+				readAfter = lastEventLogRead(sim) > taken;
+				return undefined;
+			}
+			return await settled();
+		},
+		{ timeoutMs, intervalMs },
+	);
+	return runs;
 }
