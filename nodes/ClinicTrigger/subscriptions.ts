@@ -337,7 +337,7 @@ export async function subscribe(ctx: SubscribingContext): Promise<void> {
 	} catch (error) {
 		// Never half-active: what this attempt holds goes too, and activation fails.
 		await rollBack(setup);
-		throw error;
+		throw activationError(setup.node, error);
 	}
 	for (const key of stored.keys()) if (!kept.has(key) && !selected.has(key)) forgetSubscription(staticData, key);
 

@@ -29,6 +29,7 @@ import {
 	type QueueCluster,
 	type WorkflowImport,
 } from './harness';
+import { eventLogRuns, idsPerRun, lastEventLogRead } from './support/event-log';
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
 
 const CREDENTIALS = { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } };
@@ -200,36 +201,18 @@ describe(`n8n 3 defaults on n8n ${N8N_VERSIONS.v2} in queue mode: manual runs on
 	it(
 		'the Event Log Trigger, active with durable cursors, runs each new event exactly once',
 		n8n.run(async () => {
+			const before = idsPerRun(await cluster.main.listExecutions(eventLogId), EVENT_LOG_TRIGGER).flat().length;
+			const firstRead = lastEventLogRead(sim);
 			await cluster.main.activateWorkflow(eventLogId);
-			const polls = () => sim.log.filter((entry) => entry.host === 'webhooks' && entry.method === 'GET' && entry.path === '/events').length;
 			// The first poll takes the log's place (events before it are not new).
-			const first = polls();
-			await waitFor('the first poll', async () => (polls() > first ? true : undefined), { timeoutMs: 90_000 });
+			await waitFor('the first poll', async () => (lastEventLogRead(sim) > firstRead ? true : undefined), { timeoutMs: 90_000 });
 			const ids: number[] = [];
 			for (let i = 0; i < 3; i++) ids.push((await sim.emit('consultation', 'consultation-finished', { id: 910 + i })).id);
-			const isNew = (execution: Execution) => execution.mode === 'trigger';
-			await waitFor(
-				'a run with the three events',
-				async () => {
-					const emitted = (await cluster.main.listExecutions(eventLogId)).filter(isNew).flatMap((e) => nodeJson(e, EVENT_LOG_TRIGGER).map((json) => json.eventId));
-					return ids.every((id) => emitted.includes(id)) ? true : undefined;
-				},
-				{ timeoutMs: 90_000, intervalMs: 500, onTimeout: () => cluster.logTails() },
-			);
-			// One more poll after the events were taken: a repeat would have started a run by then.
-			const after = polls();
-			await waitFor('one more poll', async () => (polls() > after ? true : undefined), { timeoutMs: 90_000 });
-			const runs = await waitFor(
-				'no run going',
-				async () => {
-					const all = (await cluster.main.listExecutions(eventLogId)).filter(isNew);
-					return all.some((e) => ['running', 'new', 'waiting'].includes(e.status)) ? undefined : all;
-				},
-				{ timeoutMs: 30_000, intervalMs: 300 },
-			);
-			const emitted = runs.flatMap((e) => nodeJson(e, EVENT_LOG_TRIGGER).map((json) => json.eventId));
-			expect(emitted.filter((id) => ids.includes(id as number)).sort()).toEqual([...ids].sort());
-			expect(emitted.filter((id) => !ids.includes(id as number))).toEqual([]);
+			// Counted after one more poll: a repeat would have started a run by then.
+			const runs = (
+				await eventLogRuns(sim, cluster.main, eventLogId, before + ids.length, { nextPoll: true, triggerNode: EVENT_LOG_TRIGGER })
+			).filter((execution) => execution.mode === 'trigger');
+			expect(idsPerRun(runs, EVENT_LOG_TRIGGER).flat()).toEqual(ids);
 			expect(runs.every((e) => e.status === 'success')).toBe(true);
 			await cluster.main.deactivateWorkflow(eventLogId);
 		}),
