@@ -35,20 +35,8 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	bash scripts/install-chromium.sh || failed "Chromium install"
 
 	step "end-to-end tests in real n8n"
-	# Two jest processes side by side: the Event Log Trigger's tests wait on n8n's polls (once
-	# a minute at most) and idle most of their time, so they run beside the rest. Each part
-	# leaves its own report; the summary counts them together.
-	poll_bound=(test/e2e/event-log-trigger.test.ts test/e2e/n8n3-defaults.test.ts)
-	npx jest --selectProjects e2e --runInBand --json --outputFile="$results/e2e.polls.json" "${poll_bound[@]}" \
-		>"$results/e2e.polls.log" 2>&1 &
-	polls=$!
-	npx jest --selectProjects e2e --runInBand --json --outputFile="$results/e2e.json" \
-		--testPathIgnorePatterns /node_modules/ "${poll_bound[@]}"
+	npx jest --selectProjects e2e --runInBand --json --outputFile="$results/e2e.json"
 	echo $? >"$results/e2e.exit"
-	wait "$polls"
-	echo $? >"$results/e2e.polls.exit"
-	step "end-to-end tests that wait on polls (ran beside the others)"
-	cat "$results/e2e.polls.log"
 fi
 
 step "summary"

@@ -13,12 +13,10 @@
  *   node scripts/test-summary.mjs --write-floors  records how many tests each file holds now
  *
  * A results dir holds <suite>.json (jest --json), <suite>.exit (its exit code) and
- * failed-steps (one line per failed step). A suite run in parts (two jest processes side by
- * side) leaves <suite>.<part>.json and <suite>.<part>.exit for each; the floors hold over
- * all its parts together.
+ * failed-steps (one line per failed step).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 
@@ -38,21 +36,13 @@ export function summarise(resultsDir, floors, allowedSkips) {
 	const allowed = new Set(allowedSkips.map((entry) => entry.test));
 	for (const [suite, files] of Object.entries(floors)) {
 		const expected = Object.values(files).reduce((sum, count) => sum + count, 0);
-		const parts = readdirSync(resultsDir)
-			.map((name) => new RegExp(`^${suite}((?:\\.[\\w-]+)?)\\.json$`).exec(name)?.[1])
-			.filter((part) => part !== undefined);
-		if (parts.length === 0) {
+		const reportFile = join(resultsDir, `${suite}.json`);
+		if (!existsSync(reportFile)) {
 			failed += Math.max(1, expected);
 			problems.push(`${suite}: no report (the suite did not run or crashed before reporting); its ${expected} expected tests count as failed`);
 			continue;
 		}
-		const reports = parts.map((part) => ({ part, ...readJson(join(resultsDir, `${suite}${part}.json`)) }));
-		const report = {
-			numPassedTests: reports.reduce((sum, r) => sum + r.numPassedTests, 0),
-			numFailedTests: reports.reduce((sum, r) => sum + r.numFailedTests, 0),
-			numRuntimeErrorTestSuites: reports.reduce((sum, r) => sum + r.numRuntimeErrorTestSuites, 0),
-			testResults: reports.flatMap((r) => r.testResults),
-		};
+		const report = readJson(reportFile);
 		passed += report.numPassedTests;
 		let suiteFailed = report.numFailedTests + report.numRuntimeErrorTestSuites;
 		for (const result of report.testResults) {
@@ -71,13 +61,11 @@ export function summarise(resultsDir, floors, allowedSkips) {
 				problems.push(`${suite}: ${file} ran ${count} tests, ${floor} expected (test/expected-tests.json)`);
 			}
 		}
-		for (const { part, numFailedTests, numRuntimeErrorTestSuites } of reports) {
-			const exitFile = join(resultsDir, `${suite}${part}.exit`);
-			const exitCode = existsSync(exitFile) ? Number(readFileSync(exitFile, 'utf8').trim()) : 0;
-			if (exitCode !== 0 && numFailedTests + numRuntimeErrorTestSuites === 0) {
-				suiteFailed++;
-				problems.push(`${suite}${part}: jest exited with ${exitCode} and no failed test in its report (a global setup or teardown failed)`);
-			}
+		const exitFile = join(resultsDir, `${suite}.exit`);
+		const exitCode = existsSync(exitFile) ? Number(readFileSync(exitFile, 'utf8').trim()) : 0;
+		if (exitCode !== 0 && suiteFailed === 0) {
+			suiteFailed = 1;
+			problems.push(`${suite}: jest exited with ${exitCode} and no failed test in its report (a global setup or teardown failed)`);
 		}
 		failed += suiteFailed;
 	}

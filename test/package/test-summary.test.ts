@@ -105,38 +105,3 @@ test('each failed step (type-check, lint, SKIP_E2E under CI) counts one failure'
 	expect(line).toBe(`${total} passed, 2 failed`);
 	expect(output).toContain('step failed: lint');
 });
-
-describe('a suite run in two parts side by side (<suite>.json and <suite>.<part>.json)', () => {
-	const [file, count] = Object.entries(floors.e2e)[0];
-	beforeEach(() => {
-		const whole = fullReport('e2e');
-		const [first, rest] = [whole.testResults.filter((r) => r.name.endsWith(file)), whole.testResults.filter((r) => !r.name.endsWith(file))];
-		const asReport = (testResults: Report['testResults']): Report => ({
-			numPassedTests: testResults.reduce((sum, r) => sum + r.assertionResults.length, 0),
-			numFailedTests: 0,
-			numRuntimeErrorTestSuites: 0,
-			testResults,
-		});
-		writeFileSync(join(dir, 'e2e.json'), JSON.stringify(asReport(rest)));
-		writeFileSync(join(dir, 'e2e.polls.json'), JSON.stringify(asReport(first)));
-		writeFileSync(join(dir, 'e2e.polls.exit'), '0\n');
-	});
-
-	test('both parts count together', () => {
-		expect(summary()).toMatchObject({ line: `${total} passed, 0 failed`, exitCode: 0 });
-	});
-
-	test("a part that left no report counts its files' expected tests as failed", () => {
-		unlinkSync(join(dir, 'e2e.polls.json'));
-		const { line, output } = summary();
-		expect(line).toBe(`${total - count} passed, ${count} failed`);
-		expect(output).toContain(`${file} ran 0 tests, ${count} expected`);
-	});
-
-	test('a part that exited non-zero with nothing failed in its report counts one failure', () => {
-		writeFileSync(join(dir, 'e2e.polls.exit'), '1\n');
-		const { line, output } = summary();
-		expect(line).toBe(`${total} passed, 1 failed`);
-		expect(output).toContain('e2e.polls: jest exited with 1');
-	});
-});
