@@ -1,6 +1,6 @@
 /**
  * The Clinic Event Log Trigger inside a running n8n (one n8n per version, polling every
- * minute): activation starts from now; each new event starts the workflow exactly once
+ * 10 s; the example polls every minute, as shipped): activation starts from now; each new event starts the workflow exactly once
  * over several polls, across an n8n restart, and after n8n was stopped while events were
  * emitted. Each count is exact and, where no later batch follows, taken only after one more
  * poll read the log: a repeat from that poll would show. The simulator reads the GET /events

@@ -22,6 +22,7 @@ import {
 	type WorkflowRun,
 } from './harness';
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
+import { eventLogWorkflow } from './support/event-log';
 import { settledRuns } from './support/runs';
 
 const CREDENTIALS = { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } };
@@ -168,31 +169,6 @@ function writeCases(invoices: number[]): Case[] {
 
 const EVENT_LOG_NODE = 'Consultation Finished';
 
-/** The Event Log Trigger polling every 10 s (six times a minute, each at its own second: n8n refuses sub-minute cron fields). */
-function eventLogWorkflow(): WorkflowImport {
-	return {
-		name: 'Event log under faults',
-		nodes: [
-			{
-				id: 'event-log',
-				name: EVENT_LOG_NODE,
-				type: 'n8n-nodes-clinic.clinicEventLogTrigger',
-				typeVersion: 1,
-				position: [0, 0],
-				parameters: {
-					pollTimes: { item: [0, 10, 20, 30, 40, 50].map((second) => ({ mode: 'custom', cronExpression: `${second} * * * * *` })) },
-					authentication: 'clinicApi',
-					events: ['consultation:consultation-finished'],
-					options: { timeout: TIMEOUT_S },
-				},
-				credentials: CREDENTIALS,
-			},
-		],
-		connections: {},
-		settings: { executionOrder: 'v1' },
-	};
-}
-
 const TRIGGER_NODE = 'Patient Updated';
 
 function clinicTriggerWorkflow(): WorkflowImport {
@@ -270,7 +246,7 @@ describe.each(setups)('a misbehaving service, n8n %s', (_label, version) => {
 			chain('Event log that ignores offset', [
 				clinicNode('All Events', { resource: 'event', operation: 'getAll', returnAll: true, pageSize: 50 }),
 			]),
-			eventLogWorkflow(),
+			eventLogWorkflow({ name: 'Event log under faults', nodeName: EVENT_LOG_NODE, nodeOptions: { timeout: TIMEOUT_S } }),
 			clinicTriggerWorkflow(),
 		]);
 	});

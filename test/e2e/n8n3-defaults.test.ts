@@ -29,7 +29,7 @@ import {
 	type QueueCluster,
 	type WorkflowImport,
 } from './harness';
-import { eventLogRuns, idsPerRun, lastEventLogRead } from './support/event-log';
+import { EVERY_MINUTE, eventLogRuns, eventLogWorkflow, idsPerRun, lastEventLogRead } from './support/event-log';
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
 
 const CREDENTIALS = { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } };
@@ -71,30 +71,6 @@ function manualClinicWorkflow(): WorkflowImport {
 	};
 }
 
-/** Polls every minute (n8n's shortest interval for a poll trigger). */
-function eventLogWorkflow(): WorkflowImport {
-	return {
-		name: 'Finished consultations (durable cursor)',
-		nodes: [
-			{
-				id: 'event-log',
-				name: EVENT_LOG_TRIGGER,
-				type: 'n8n-nodes-clinic.clinicEventLogTrigger',
-				typeVersion: 1,
-				position: [0, 0],
-				parameters: {
-					pollTimes: { item: [{ mode: 'everyMinute' }] },
-					authentication: 'clinicApi',
-					events: ['consultation:consultation-finished'],
-				},
-				credentials: CREDENTIALS,
-			},
-		],
-		connections: {},
-		settings: { executionOrder: 'v1' },
-	};
-}
-
 function clinicTriggerWorkflow(): WorkflowImport {
 	return {
 		name: 'Patient updated (test listening)',
@@ -127,7 +103,7 @@ describe(`n8n 3 defaults on n8n ${N8N_VERSIONS.v2} in queue mode: manual runs on
 		ctx.installPackage(packRepository(ctx.rootDir));
 		await enableQueueMode(ctx);
 		await importCredentials(ctx, simulatorCredentials(sim));
-		[manualId, eventLogId, triggerId] = await importWorkflows(ctx, [manualClinicWorkflow(), eventLogWorkflow(), clinicTriggerWorkflow()]);
+		[manualId, eventLogId, triggerId] = await importWorkflows(ctx, [manualClinicWorkflow(), eventLogWorkflow({ name: 'Finished consultations (durable cursor)', nodeName: EVENT_LOG_TRIGGER, pollTimes: EVERY_MINUTE }), clinicTriggerWorkflow()]);
 		cluster = await startQueueCluster(ctx, { workers: 1, webhookProcessors: 0, concurrency: 5 });
 		n8n.track(cluster.main);
 	});

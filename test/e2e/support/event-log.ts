@@ -1,4 +1,6 @@
 /** The workflow the Event Log Trigger e2e tests activate (single main and queue mode alike), and counting its runs. */
+import type { IDataObject } from 'n8n-workflow';
+
 import type { Simulator } from '../../simulator';
 import { nodeJson, waitFor, type Execution, type N8nServer, type WorkflowImport } from '../harness';
 import { DEMO_CREDENTIAL_IDS } from './examples';
@@ -6,24 +8,34 @@ import { DEMO_CREDENTIAL_IDS } from './examples';
 /** The trigger node's name, to read what it emitted from an execution. */
 export const EVENT_LOG_TRIGGER = 'Consultation Finished';
 
+/** Polls every 10 s: six times a minute, each at its own second (n8n refuses a sub-minute cron field). */
+export const EVERY_TEN_SECONDS = { item: [0, 10, 20, 30, 40, 50].map((second) => ({ mode: 'custom', cronExpression: `${second} * * * * *` })) };
+
+/** n8n's shortest preset, as a user picks it in the editor. */
+export const EVERY_MINUTE = { item: [{ mode: 'everyMinute' }] };
+
 /**
- * The Clinic Event Log Trigger alone, polling every minute for finished consultations with
- * the examples' Clinic API credential (`simulatorCredentials`).
+ * The Clinic Event Log Trigger alone, for finished consultations with the examples' Clinic
+ * API credential (`simulatorCredentials`). It polls every 10 s unless `pollTimes` says
+ * otherwise: each exact count waits for one more poll, so the interval sets the tests' pace.
  */
-export function eventLogWorkflow(): WorkflowImport {
+export function eventLogWorkflow(
+	options: { name?: string; nodeName?: string; pollTimes?: IDataObject; nodeOptions?: IDataObject } = {},
+): WorkflowImport {
 	return {
-		name: 'Finished consultations from the event log',
+		name: options.name ?? 'Finished consultations from the event log',
 		nodes: [
 			{
 				id: 'event-log-trigger',
-				name: EVENT_LOG_TRIGGER,
+				name: options.nodeName ?? EVENT_LOG_TRIGGER,
 				type: 'n8n-nodes-clinic.clinicEventLogTrigger',
 				typeVersion: 1,
 				position: [0, 0],
 				parameters: {
-					pollTimes: { item: [{ mode: 'everyMinute' }] },
+					pollTimes: options.pollTimes ?? EVERY_TEN_SECONDS,
 					authentication: 'clinicApi',
 					events: ['consultation:consultation-finished'],
+					...(options.nodeOptions ? { options: options.nodeOptions } : {}),
 				},
 				credentials: { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } },
 			},
