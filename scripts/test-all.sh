@@ -16,6 +16,20 @@ failed() { echo "$1" >>"$results/failed-steps"; }
 step "install dev dependencies"
 npm ci --no-audit --no-fund || { failed "npm ci"; exit 1; }
 
+if [ "${SKIP_E2E:-}" != "1" ]; then
+	# What the end-to-end tests need installs while the checks below run (minutes on a
+	# fresh machine, instant when present); the end-to-end step waits for it. Debian's
+	# packages one after the other (apt takes one install at a time); as root only, as the
+	# queue-mode tests themselves do.
+	step "n8n, Node 24, Chromium, PostgreSQL and Redis for the end-to-end tests (in the background)"
+	npx ts-node --transpile-only -e "require('./test/e2e/harness/install').prepareN8n()" >"$results/install-n8n.log" 2>&1 &
+	n8n_install=$!
+	{
+		bash scripts/install-chromium.sh && { [ "$(id -u)" != 0 ] || bash scripts/install-queue-services.sh; }
+	} >"$results/install-packages.log" 2>&1 &
+	packages_install=$!
+fi
+
 step "type-check and build"
 npm run typecheck || failed "type-check"
 npm run build || { failed "build"; node scripts/test-summary.mjs "$results"; exit 1; }
@@ -31,8 +45,10 @@ if [ "${SKIP_E2E:-}" = "1" ] && [ -n "${CI:-}" ]; then
 	# CI runs everything: a skipped suite is a failed one (its expected tests count as failed).
 	failed "SKIP_E2E=1 is not allowed under CI: the end-to-end tests did not run"
 elif [ "${SKIP_E2E:-}" != "1" ]; then
-	step "Chromium for the editor test"
-	bash scripts/install-chromium.sh || failed "Chromium install"
+	step "n8n, Node 24, Chromium, PostgreSQL and Redis installed"
+	wait "$n8n_install" || { cat "$results/install-n8n.log"; failed "n8n install"; }
+	wait "$packages_install" || failed "Chromium, PostgreSQL or Redis install"
+	cat "$results/install-packages.log"
 
 	step "end-to-end tests in real n8n"
 	npx jest --selectProjects e2e --runInBand --json --outputFile="$results/e2e.json"
