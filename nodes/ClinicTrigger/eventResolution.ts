@@ -11,6 +11,7 @@ import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 import { EventLog } from '../shared/webhookService';
 import type { EventRecord } from '../shared/webhookService';
 import { RecentDeliveries } from '../shared/deliveries';
+import { FreshReads } from '../shared/freshReads';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
 
@@ -24,40 +25,8 @@ export const EVENT_LOG_CHECK_MS = 5000;
 const RECENT_EVENTS = 50;
 const MOST_RECENT_EVENTS = 1000;
 
-/**
- * Deliveries that arrive together share their reads of the log's end: a read that started
- * after a delivery arrived holds its event (the service logs an event before delivering
- * it), so the delivery waits for that read instead of sending its own. At most one read
- * per log is on the wire, and the next one starts when it ends, for all who arrived
- * meanwhile. Order is told by a counter, not the clock.
- */
-interface SharedRead {
-	startedAt: number;
-	events: Promise<EventRecord[]>;
-	next?: Promise<EventRecord[]>;
-	waitingForNext: number;
-}
-const sharedReads = new Map<string, SharedRead>();
-let sequence = 0;
-
-function readLogEnd(key: string, arrivedAt: number, read: (max: number) => Promise<EventRecord[]>, waiting = 1): Promise<EventRecord[]> {
-	const current = sharedReads.get(key);
-	if (current && current.startedAt > arrivedAt) return current.events;
-	if (current) {
-		current.waitingForNext++;
-		current.next ??= current.events.then(
-			() => readLogEnd(key, arrivedAt, read, current.waitingForNext),
-			() => readLogEnd(key, arrivedAt, read, current.waitingForNext),
-		);
-		return current.next;
-	}
-	// Enough events for every delivery that waited on this read, with room for retries among them.
-	const shared: SharedRead = { startedAt: ++sequence, events: read(Math.min(MOST_RECENT_EVENTS, Math.max(RECENT_EVENTS, 2 * waiting))), waitingForNext: 0 };
-	sharedReads.set(key, shared);
-	const done = () => sharedReads.get(key) === shared && sharedReads.delete(key);
-	shared.events.then(done, done);
-	return shared.events;
-}
+/** The log's end, read once for the deliveries that arrive together (freshReads.ts). */
+const logEndReads = new FreshReads<EventRecord[]>();
 
 /** Events this n8n process has emitted, by trigger and event id (kept a day). */
 export const emittedEvents = new RecentDeliveries(20_000);
@@ -96,11 +65,16 @@ export async function resolveDelivery(
 	payload: unknown,
 ): Promise<Resolution> {
 	let recent: EventRecord[];
-	const arrivedAt = ++sequence;
+	const arrivedAt = logEndReads.arrival();
 	const credentialIds = Object.values(ctx.getNode().credentials ?? {}).map((credential) => credential.id);
 	const key = [...credentialIds, (await client.integrationSettings()).webhookBaseUrl, filter.topic, filter.name].join('\n');
 	try {
-		const read = readLogEnd(key, arrivedAt, async (max) => await new EventLog(ctx, client).recent(filter, max));
+		// Enough events for every delivery that waits on the read, with room for retries among them.
+		const read = logEndReads.read(
+			key,
+			arrivedAt,
+			async (waiting) => await new EventLog(ctx, client).recent(filter, Math.min(MOST_RECENT_EVENTS, Math.max(RECENT_EVENTS, 2 * waiting))),
+		);
 		const answer = await Promise.race([read, sleep(EVENT_LOG_CHECK_MS).then(() => 'late' as const)]);
 		if (answer === 'late') {
 			read.catch(() => undefined);

@@ -14,14 +14,16 @@
  *
  * Step 5 checks and records in one synchronous step, so two copies arriving at the same
  * moment cannot both pass it. The node answers refusals and repeats itself; n8n answers an
- * accepted delivery. One client per delivery: the credential is read once for all steps.
+ * accepted delivery. One client per delivery: the credential is read once for all steps,
+ * and deliveries arriving together share that read.
  */
-import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+import type { ICredentialDataDecryptedObject, IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { findEvent, fullTopic } from '../shared/catalog';
 import { BODY_PROBLEMS, DEFAULT_MAX_BODY_BYTES, RecentDeliveries, parseDeliveryBody, unwrapPayload } from '../shared/deliveries';
 import { DEFAULT_SIGNATURE_HEADER, deliveryIdOf, sha256Hex, verifyDelivery } from '../shared/signature';
 import type { VerificationMode } from '../shared/signature';
+import { FreshReads } from '../shared/freshReads';
 import { ClinicClient } from '../shared/transport';
 import type { IntegrationCredentialType } from '../shared/transport';
 import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
@@ -35,6 +37,14 @@ import { shapeTriggerItems } from '../shared/output';
 
 /** Recently accepted deliveries of every Clinic Trigger in this n8n process. */
 export const recentDeliveries = new RecentDeliveries(10_000);
+
+/**
+ * The credential, read once for the deliveries that arrive at one trigger together: n8n
+ * 2.x makes each read a database query with its own expression isolate. A delivery only
+ * takes a read that started after it arrived, so a key replaced before it arrived is never
+ * used to verify it.
+ */
+const credentialReads = new FreshReads<ICredentialDataDecryptedObject>();
 
 interface Answer {
 	status: number;
@@ -83,6 +93,7 @@ async function rawBodyOf(ctx: IWebhookFunctions): Promise<Buffer> {
 }
 
 export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+	const arrivedAt = credentialReads.arrival();
 	const raw = await rawBodyOf(this);
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	const maxBytes = Math.floor(numberOption(options.maxBodySizeKb, DEFAULT_MAX_BODY_BYTES / 1024) * 1024);
@@ -107,10 +118,16 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	// 3. The proof, over the raw bytes. The secret is derived from the credential's signing
 	//    key, read on each delivery and never kept: n8n tells a node nothing when a
 	//    credential is edited, so a kept key would go on accepting deliveries signed with a
-	//    key the user has replaced.
+	//    key the user has replaced (deliveries arriving together share one read).
 	const authentication = this.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
+	const readCredentials = async (type: string) =>
+		await credentialReads.read(
+			[triggerScopeOf(this), type, this.getNode().credentials?.[type]?.id ?? ''].join('\n'),
+			arrivedAt,
+			async () => await this.getCredentials(type),
+		);
 	// The duplicate check never waits on a busy service: no Retry-After waits, a short timeout.
-	const client = new ClinicClient(this, authentication, { timeoutMs: EVENT_LOG_CHECK_MS, maxRetryWaitMs: 0 });
+	const client = new ClinicClient(this, authentication, { timeoutMs: EVENT_LOG_CHECK_MS, maxRetryWaitMs: 0, readCredentials });
 	const staticData = this.getWorkflowStaticData('node');
 	const allStored = storedSubscriptions(staticData);
 	const stored = allStored.get(key);

@@ -49,6 +49,8 @@ export class CredentialSettings {
 		private readonly authentication: Authentication,
 		/** Base URL for public operations run without a credential. */
 		private readonly publicBaseUrl: string,
+		/** Where the credential is read from: n8n's store, unless a caller shares reads. */
+		private readonly readCredentials: (type: string) => Promise<ICredentialDataDecryptedObject> = async (type) => await ctx.getCredentials(type),
 	) {}
 
 	get integrationType(): IntegrationCredentialType | undefined {
@@ -60,7 +62,8 @@ export class CredentialSettings {
 		let pending = this.decrypted.get(type);
 		if (!pending) {
 			pending = (async () => {
-				const data = { ...(await this.ctx.getCredentials(type)) };
+				// A copy of its own (the fields are flat): n8n writes a new token into it, and a read may be shared.
+				const data = { ...(await this.readCredentials(type)) };
 				markTransportData(data);
 				const reference = this.ctx.getNode().credentials?.[type];
 				return { data, decrypted: { id: reference?.id ?? '', name: reference?.name ?? type, type, data } };

@@ -98,6 +98,8 @@ export interface ClientOptions {
 	maxRetryWaitMs?: number;
 	/** What the user runs, for error messages: "Consultation → Get". */
 	operation?: string;
+	/** Reads the credential instead of n8n's getCredentials (the Clinic Trigger shares reads). */
+	readCredentials?: (type: string) => Promise<ICredentialDataDecryptedObject>;
 }
 
 export const DEFAULT_TIMEOUT_MS = 60_000;
@@ -143,7 +145,7 @@ export class ClinicClient {
 		authentication: Authentication,
 		private readonly options: ClientOptions = {},
 	) {
-		this.settings = new CredentialSettings(ctx, authentication, options.publicBaseUrl ?? '');
+		this.settings = new CredentialSettings(ctx, authentication, options.publicBaseUrl ?? '', options.readCredentials);
 		this.gate = options.gate ?? new DirectGate();
 		this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 		this.maxRetryWaitMs = options.maxRetryWaitMs ?? MAX_RETRY_WAIT_MS;

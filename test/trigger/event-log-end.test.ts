@@ -237,6 +237,21 @@ describe('a burst of deliveries', () => {
 		expect(sim.log.filter((entry) => entry.path === '/events').length).toBeLessThanOrEqual(6);
 	});
 
+	it('shares its reads of the credential: 30 deliveries at once read it a few times, not 30', async () => {
+		seed(100);
+		const events = Array.from({ length: 30 }, () => logEvent());
+		const load = jest.spyOn(activated.store, 'load');
+		try {
+			const results = await deliverAll(events.map((event) => event.value));
+			expect(results.map(eventIdOf)).toEqual(events.map((event) => event.id));
+			const reads = load.mock.calls.filter(([, type]) => type === 'clinicApi').length;
+			expect(reads).toBeGreaterThanOrEqual(1);
+			expect(reads).toBeLessThanOrEqual(3);
+		} finally {
+			load.mockRestore();
+		}
+	});
+
 	it('stays as strict: in a burst, a redelivery runs nothing and two events with the same payload both run', async () => {
 		seed(200);
 		const once = logEvent();
