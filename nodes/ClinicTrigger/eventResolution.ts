@@ -57,6 +57,17 @@ function canonical(value: unknown): string {
 	return JSON.stringify(value) ?? 'null';
 }
 
+/** Each logged event's value written out once, however many deliveries of a burst compare with it. */
+const canonicalValues = new WeakMap<EventRecord, string>();
+function canonicalValueOf(event: EventRecord): string {
+	let written = canonicalValues.get(event);
+	if (written === undefined) {
+		written = canonical((event as IDataObject).value);
+		canonicalValues.set(event, written);
+	}
+	return written;
+}
+
 export async function resolveDelivery(
 	ctx: IWebhookFunctions,
 	client: ClinicClient,
@@ -89,7 +100,7 @@ export async function resolveDelivery(
 	}
 	const wanted = canonical(payload);
 	const matching = recent
-		.filter((event) => canonical((event as IDataObject).value) === wanted)
+		.filter((event) => canonicalValueOf(event) === wanted)
 		.sort((a, b) => a.id - b.id);
 	if (matching.length === 0) return { kind: 'unknown' };
 	// Chosen and recorded in one synchronous step: two copies at once cannot both take it.
