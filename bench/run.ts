@@ -113,7 +113,10 @@ const NOTES = [
 	'- **Receiving webhooks (n8n 2.x):** n8n skips creating an expression isolate for the webhook phase only for its own ' +
 		'Webhook node (`n8n/dist/webhooks/live-webhooks.js` `webhookPhaseNeedsIsolate`: `startNode.type !== WEBHOOK_NODE_TYPE` ' +
 		'-> needs one); every other trigger, the Clinic Trigger included, gets an isolate created and disposed per request ' +
-		'on top of the one each execution gets. No node can opt in.',
+		'on top of the one each execution gets. No node can opt in. A credential read outside an execution (a webhook\'s ' +
+		'`getCredentials`) is a database query and acquires an expression isolate of its own (`n8n/dist/credentials-helper.js` ' +
+		'`applyDefaultsAndOverwrites`: `new Workflow` -> `acquireIsolate`); the Clinic Trigger shares one read among the ' +
+		'deliveries that arrive together.',
 	'- **The machine:** 2 CPUs shared by n8n, its task runner, and the benchmark process (simulator, bare client, senders); ' +
 		'run-to-run spread is large, hence medians, and the per-run figures are shown.',
 	'',
