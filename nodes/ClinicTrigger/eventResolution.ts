@@ -9,7 +9,7 @@ import { sleep } from 'n8n-workflow';
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { EventLog } from '../shared/webhookService';
-import type { EventRecord } from '../shared/webhookService';
+import type { EventFilter, EventRecord } from '../shared/webhookService';
 import { RecentDeliveries } from '../shared/deliveries';
 import { FreshReads } from '../shared/freshReads';
 import type { ClinicClient } from '../shared/transport';
@@ -26,7 +26,58 @@ const RECENT_EVENTS = 50;
 const MOST_RECENT_EVENTS = 1000;
 
 /** The log's end, read once for the deliveries that arrive together (freshReads.ts). */
-const logEndReads = new FreshReads<EventRecord[]>();
+const logEndReads = new FreshReads<LogRead>();
+
+interface LogRead {
+	/** The newest events of the log, newest first. */
+	events: EventRecord[];
+	/** Only what was logged since the last read was read: older events are as read then. */
+	readOn: boolean;
+}
+
+/**
+ * Of each oldest-first log, what the last read saw: its number of events and its newest
+ * ones, newest first (the first one is at offset `length - 1`). The next read asks only
+ * for what was logged since: one short page instead of the newest events again.
+ */
+interface SeenLog {
+	length: number;
+	events: EventRecord[];
+}
+const seenLogs = new Map<string, SeenLog>();
+/** Events kept per log, and logs kept (the most recently read). */
+const SEEN_EVENTS = 200;
+const SEEN_LOGS = 50;
+
+function rememberLog(key: string, log: SeenLog | undefined): void {
+	seenLogs.delete(key);
+	if (!log || log.events.length === 0) return;
+	seenLogs.set(key, { length: log.length, events: log.events.slice(0, SEEN_EVENTS) });
+	if (seenLogs.size > SEEN_LOGS) seenLogs.delete(seenLogs.keys().next().value as string);
+}
+
+/** Forgets what the reads of each log saw (tests start from a fresh process's state). */
+export function forgetSeenLogs(): void {
+	seenLogs.clear();
+}
+
+/**
+ * The newest events of the log. With `readOn`, and a log seen before, only the events
+ * logged since are read; otherwise its newest `window` events are read whole.
+ */
+async function readLog(ctx: IWebhookFunctions, client: ClinicClient, key: string, filter: EventFilter, window: number, readOn: boolean): Promise<LogRead> {
+	const log = new EventLog(ctx, client);
+	const seen = readOn ? seenLogs.get(key) : undefined;
+	const added = seen && (await log.readOn(filter, seen.length, seen.events[0]));
+	if (seen && added) {
+		const events = [...added.reverse(), ...seen.events];
+		rememberLog(key, { length: seen.length + added.length, events });
+		return { events: events.slice(0, window), readOn: true };
+	}
+	const { events, oldestFirstLength } = await log.tail(filter, window);
+	rememberLog(key, oldestFirstLength === undefined ? undefined : { length: oldestFirstLength, events });
+	return { events, readOn: false };
+}
 
 /** Events this n8n process has emitted, by trigger and event id (kept a day). */
 export const emittedEvents = new RecentDeliveries(20_000);
@@ -75,41 +126,55 @@ export async function resolveDelivery(
 	filter: { topic: string; name: string },
 	payload: unknown,
 ): Promise<Resolution> {
-	let recent: EventRecord[];
 	const arrivedAt = logEndReads.arrival();
+	const deadline = Date.now() + EVENT_LOG_CHECK_MS;
 	const credentialIds = Object.values(ctx.getNode().credentials ?? {}).map((credential) => credential.id);
 	const key = [...credentialIds, (await client.integrationSettings()).webhookBaseUrl, filter.topic, filter.name].join('\n');
-	try {
-		// Enough events for every delivery that waits on the read, with room for retries among them.
-		const read = logEndReads.read(
-			key,
-			arrivedAt,
-			async (waiting) => await new EventLog(ctx, client).recent(filter, Math.min(MOST_RECENT_EVENTS, Math.max(RECENT_EVENTS, 2 * waiting))),
+	const wanted = canonical(payload);
+	const matchingIn = (read: LogRead) =>
+		read.events.filter((event) => canonicalValueOf(event) === wanted).sort((a, b) => a.id - b.id);
+	// Enough events for every delivery that waits on a read, with room for retries among them.
+	const read = async (readOn: boolean) =>
+		await withinCheckTime(
+			logEndReads.read(`${key}\n${readOn}`, arrivedAt, async (waiting) =>
+				await readLog(ctx, client, key, filter, Math.min(MOST_RECENT_EVENTS, Math.max(RECENT_EVENTS, 2 * waiting)), readOn),
+			),
+			deadline,
 		);
-		const answer = await Promise.race([read, sleep(EVENT_LOG_CHECK_MS).then(() => 'late' as const)]);
-		if (answer === 'late') {
-			read.catch(() => undefined);
-			throw new Error(`no answer within ${EVENT_LOG_CHECK_MS / 1000} s`);
+	let matching: EventRecord[];
+	try {
+		let recent = await read(true);
+		matching = matchingIn(recent);
+		// Chosen and recorded in one synchronous step: two copies at once cannot both take it.
+		const chosen = matching.find((event) => claimEvent(triggerKey, event.id));
+		if (chosen) return { kind: 'event', event: chosen };
+		// No new event for it among those just logged: decide on the newest events as the log holds them now.
+		if (recent.readOn) {
+			recent = await read(false);
+			matching = matchingIn(recent);
 		}
-		recent = answer;
 	} catch (error) {
 		ctx.logger.warn(
 			`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); the delivery starts a run without an event id`,
 		);
 		return { kind: 'unknown' };
 	}
-	const wanted = canonical(payload);
-	const matching = recent
-		.filter((event) => canonicalValueOf(event) === wanted)
-		.sort((a, b) => a.id - b.id);
 	if (matching.length === 0) return { kind: 'unknown' };
-	// Chosen and recorded in one synchronous step: two copies at once cannot both take it.
 	const chosen = matching.find((event) => claimEvent(triggerKey, event.id));
 	if (chosen) return { kind: 'event', event: chosen };
 	const ownPath = pathOf(ctx.getNodeWebhookUrl('default'));
 	const unstored = matching.find((event) => onlyServerErrorsAt(event, ownPath));
 	return unstored ? { kind: 'event', event: unstored } : { kind: 'repeat' };
 }
+
+/** A read's answer, or an error once the check's time is up (the read goes on for others). */
+async function withinCheckTime<T>(read: Promise<T>, deadline: number): Promise<T> {
+	const answer = await Promise.race([read, sleep(Math.max(0, deadline - Date.now())).then(() => LATE)]);
+	if (answer !== LATE) return answer as T;
+	read.catch(() => undefined);
+	throw new Error(`no answer within ${EVENT_LOG_CHECK_MS / 1000} s`);
+}
+const LATE = Symbol('late');
 
 /**
  * Every earlier delivery of the event to this trigger was answered with a server error:
