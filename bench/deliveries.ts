@@ -9,7 +9,9 @@
  * Then 200 exact copies of already accepted deliveries: the trigger must start nothing.
  * A bare community trigger (bench/fixtures/bare-trigger: emits the body, nothing else)
  * shows what n8n itself spends on a community trigger's delivery, so the Clinic Trigger's
- * own share of the gap to the Webhook node is known.
+ * own share of the gap to the Webhook node is known; the same trigger reading its
+ * credential once per delivery (as the Clinic Trigger must, for the current signing key)
+ * shows what n8n spends on that read.
  *
  * As the service does, each of the trigger's deliveries is of an event in the event log,
  * logged just before it is sent, on a log of 5,000 earlier events of the kind (listed
@@ -30,7 +32,7 @@ import { importAll, medianOf, roundLabel } from './lib/bench';
 import { executionCounts, settle, type ExecutionCounts } from './lib/executions';
 import type { WorkflowImport } from './lib/n8n';
 import { newN8nId } from './lib/n8n';
-import { RssSampler } from './lib/proc';
+import { RssSampler, currentRss } from './lib/proc';
 import { sendAll, type Answer } from './lib/sender';
 import { fmt, mib, perSecond, runsList, table } from './lib/stats';
 import { CLINIC_TRIGGER_TYPE, clinicCredential, type NodeSpec } from './lib/workflows';
@@ -55,12 +57,19 @@ const LOGGED_BEFORE = 5000;
  */
 const REPEATED_DELIVERIES = 40;
 const WEBHOOK_PATH = 'bench-deliveries';
+/**
+ * n8n is left idle this long before each run: V8 gives memory back a few seconds into an
+ * idle period, so each receiver's peak RSS starts from a settled process rather than from
+ * whatever the receiver measured before it left behind.
+ */
+const IDLE_BEFORE_RUN_MS = 20_000;
 
-type Kind = 'trigger' | 'triggerNoCheck' | 'bare' | 'webhook';
-const KINDS: Kind[] = ['trigger', 'triggerNoCheck', 'bare', 'webhook'];
+type Kind = 'trigger' | 'triggerNoCheck' | 'bareCredential' | 'bare' | 'webhook';
+const KINDS: Kind[] = ['trigger', 'triggerNoCheck', 'bareCredential', 'bare', 'webhook'];
 const LABELS: Record<Kind, string> = {
 	trigger: 'Clinic Trigger (signature checked, duplicates dropped)',
 	triggerNoCheck: 'Clinic Trigger, Duplicate Check Off (signature checked)',
+	bareCredential: 'Bare community trigger that reads its credential (emits the body)',
 	bare: 'Bare community trigger (emits the body, nothing else)',
 	webhook: 'Webhook node 2, POST, respond immediately',
 };
@@ -115,6 +124,12 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 			parameters: { authentication: 'clinicApi', events: [EVENT], options: { allowInsecureUrl: true, duplicateCheck: 'off' } },
 			credentials: { clinicApi: { id: credential.id, name: credential.name } },
 		}),
+		bareCredential: singleNodeWorkflow('bench 5: bare community trigger reading its credential', {
+			type: BARE_TRIGGER_TYPE,
+			typeVersion: 1,
+			parameters: { readCredential: true },
+			credentials: { clinicApi: { id: credential.id, name: credential.name } },
+		}),
 		bare: singleNodeWorkflow('bench 5: bare community trigger', { type: BARE_TRIGGER_TYPE, typeVersion: 1, parameters: {} }),
 		webhook: singleNodeWorkflow('bench 5: Webhook', {
 			type: 'n8n-nodes-base.webhook',
@@ -136,12 +151,14 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 			trigger: subscriptionOf('trigger').url,
 			triggerNoCheck: subscriptionOf('triggerNoCheck').url,
 			// n8n's address for a node with a webhook id: <webhookId>/<path>.
+			bareCredential: server.webhookUrl(`${String(workflows.bareCredential.nodes[0].webhookId)}/webhook`),
 			bare: server.webhookUrl(`${String(workflows.bare.nodes[0].webhookId)}/webhook`),
 			webhook: server.webhookUrl(WEBHOOK_PATH),
 		};
 		const secrets: Record<Kind, string> = {
 			trigger: subscriptionOf('trigger').authentication_data.secret,
 			triggerNoCheck: subscriptionOf('triggerNoCheck').authentication_data.secret,
+			bareCredential: subscriptionOf('trigger').authentication_data.secret,
 			bare: subscriptionOf('trigger').authentication_data.secret,
 			webhook: subscriptionOf('trigger').authentication_data.secret,
 		};
@@ -151,14 +168,16 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 				Buffer.from(JSON.stringify({ value: { ...template, updated_at: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString(), bench: `${kind}-${round}-${i}` } })),
 			);
 
-		const samples: Record<Kind, Sample[]> = { trigger: [], triggerNoCheck: [], bare: [], webhook: [] };
+		const samples: Record<Kind, Sample[]> = { trigger: [], triggerNoCheck: [], bareCredential: [], bare: [], webhook: [] };
 		const problems: string[] = [];
-		const finished: Record<Kind, number> = { trigger: 0, triggerNoCheck: 0, bare: 0, webhook: 0 };
-		const lastBodies: Record<Kind, Buffer[]> = { trigger: [], triggerNoCheck: [], bare: [], webhook: [] };
+		const finished: Record<Kind, number> = { trigger: 0, triggerNoCheck: 0, bareCredential: 0, bare: 0, webhook: 0 };
+		const lastBodies: Record<Kind, Buffer[]> = { trigger: [], triggerNoCheck: [], bareCredential: [], bare: [], webhook: [] };
 		for (let round = 0; round < rounds; round++) {
 			for (const kind of KINDS) {
 				const label = `${kind} ${roundLabel(round, measuredRounds)}`;
 				const bodies = bodiesFor(kind, round);
+				await new Promise((resolve) => setTimeout(resolve, IDLE_BEFORE_RUN_MS));
+				const startRss = currentRss(server.child.pid!);
 				const rss = new RssSampler(server.child.pid!);
 				const started = Date.now();
 				// Only the checking trigger's events go into the log: the variant without the check
@@ -183,8 +202,9 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 					itemsPerSecond: perSecond(ok, sent.ms),
 					executedPerSecond: counts.settled ? perSecond(ok, doneMs) : Number.NaN,
 					peakRss,
+					startRss,
 				};
-				bench.log(`[5] ${label}: executions ${JSON.stringify(counts)} after ${fmt(doneMs)} ms, n8n RSS ${mib(peakRss)} MiB`);
+				bench.log(`[5] ${label}: executions ${JSON.stringify(counts)} after ${fmt(doneMs)} ms, n8n RSS ${mib(startRss)} MiB at the start, ${mib(peakRss)} MiB at the peak`);
 				if (round > 0) samples[kind].push(sample);
 				lastBodies[kind] = bodies;
 			}
@@ -194,6 +214,7 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 		const repeats: Record<Kind, { answers: Answer[]; started: number }> = {
 			trigger: { answers: [], started: 0 },
 			triggerNoCheck: { answers: [], started: 0 },
+			bareCredential: { answers: [], started: 0 },
 			bare: { answers: [], started: 0 },
 			webhook: { answers: [], started: 0 },
 		};
@@ -219,6 +240,7 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 			fmt(m(kind, 'itemsPerSecond')),
 			fmt(m(kind, 'ms')),
 			fmt(m(kind, 'executedPerSecond')),
+			mib(m(kind, 'startRss')),
 			mib(m(kind, 'peakRss')),
 			`${repeats[kind].answers.filter(markedDuplicate).length}/${duplicates}`,
 			String(repeats[kind].started),
@@ -227,8 +249,10 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 		const triggerRatio = m('trigger', 'itemsPerSecond') / m('webhook', 'itemsPerSecond');
 		const noCheckRatio = m('triggerNoCheck', 'itemsPerSecond') / m('webhook', 'itemsPerSecond');
 		const bareRatio = m('bare', 'itemsPerSecond') / m('webhook', 'itemsPerSecond');
-		const ofBare = (kind: Kind) => m(kind, 'itemsPerSecond') / m('bare', 'itemsPerSecond');
+		const credentialReadRatio = m('bareCredential', 'itemsPerSecond') / m('webhook', 'itemsPerSecond');
+		const ofBare = (kind: Kind, bare: Kind = 'bare') => m(kind, 'itemsPerSecond') / m(bare, 'itemsPerSecond');
 		const rssRatio = m('trigger', 'peakRss') / m('webhook', 'peakRss');
+		const rssOf = (kind: Kind, of: Kind) => m(kind, 'peakRss') / m(of, 'peakRss');
 		const goals: Goal[] = [
 			{
 				text: `(5) Clinic Trigger: all ${count} signed deliveries accepted, accepted/s vs the Webhook node`,
@@ -243,7 +267,10 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 				detail:
 					`${fmt(triggerRatio, 2)}x deliveries/s, RSS ${fmt(rssRatio, 2)}x; with the check off ${fmt(noCheckRatio, 2)}x. ` +
 					`n8n's own share: a bare community trigger that only emits the body does ${fmt(bareRatio, 2)}x the Webhook node; ` +
-					`against it the Clinic Trigger does ${fmt(ofBare('trigger'), 2)}x (${fmt(ofBare('triggerNoCheck'), 2)}x with the check off)`,
+					`against it the Clinic Trigger does ${fmt(ofBare('trigger'), 2)}x (${fmt(ofBare('triggerNoCheck'), 2)}x with the check off). ` +
+					`The same bare trigger reading its credential once per delivery (as the Clinic Trigger must, for the current signing key) ` +
+					`does ${fmt(credentialReadRatio, 2)}x the Webhook node; against it the Clinic Trigger does ${fmt(ofBare('trigger', 'bareCredential'), 2)}x ` +
+					`(${fmt(ofBare('triggerNoCheck', 'bareCredential'), 2)}x with the check off), peak RSS ${fmt(rssOf('trigger', 'bareCredential'), 2)}x`,
 			},
 			{
 				text: `(5) ${duplicates} exact duplicates start no execution`,
@@ -252,12 +279,13 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 			},
 		];
 		const markdown = [
-			`One \`n8n start\` with the four workflows active (single-node workflows: the receiver only). ${count} deliveries per run ` +
+			`One \`n8n start\` with the five workflows active (single-node workflows: the receiver only). ${count} deliveries per run ` +
 				`(\`{"value": {...patient...}}\`, about ${fmt(bodiesFor('trigger', 0)[0].length)} bytes, each unique), POSTed by the benchmark ` +
 				`process on keep-alive connections, ${CONCURRENCY} in flight, header \`signature\` = HMAC-SHA256 of the raw body with the secret ` +
 				'of the subscription the trigger registered at the simulator. Accepted/s: 2xx answers per second of sending; ' +
 				'executed/s: deliveries per second until n8n reported every execution finished. ' +
-				`Medians of ${measuredRounds} runs after a warm-up run of ${deliveriesIn(0)} deliveries (a run takes minutes on n8n 2.x). Peak RSS: highest VmRSS of \`n8n start\` while a run was sent and executed. ` +
+				`Medians of ${measuredRounds} runs after a warm-up run of ${deliveriesIn(0)} deliveries (a run takes minutes on n8n 2.x). Peak RSS: highest VmRSS of \`n8n start\` while a run was sent and executed; ` +
+				`each run starts after n8n was left idle for ${IDLE_BEFORE_RUN_MS / 1000} s (V8 gives memory back when idle), at the RSS shown. ` +
 				`Then ${duplicates} exact copies of the last ${REPEATED_DELIVERIES} accepted deliveries (same bytes, same signature) to each.`,
 			'',
 			`Each Clinic Trigger delivery is of an event in the simulator's event log, logged just before it is sent (as the service logs ` +
@@ -271,7 +299,7 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 				'write-lock timeouts (`Timeout waiting for lock SqliteWriteConnectionMutex`) left executions unfinished for over 10 minutes. ' +
 				'With the limit the extra executions wait in n8n\'s queue; the answers are not delayed by it.',
 			'',
-			table(['Receiver', 'accepted/s', 'send ms', 'executed/s', 'peak RSS MiB', 'duplicates answered as such', 'executions from duplicates', 'accepted/s per run'], rows),
+			table(['Receiver', 'accepted/s', 'send ms', 'executed/s', 'RSS MiB at the start', 'peak RSS MiB', 'duplicates answered as such', 'executions from duplicates', 'accepted/s per run'], rows),
 		].join('\n');
 		return { title: '5. Signed deliveries: Clinic Trigger vs Webhook node', markdown, goals };
 	} finally {

@@ -115,8 +115,11 @@ const NOTES = [
 		'-> needs one); every other trigger, the Clinic Trigger included, gets an isolate created and disposed per request ' +
 		'on top of the one each execution gets. No node can opt in. A credential read outside an execution (a webhook\'s ' +
 		'`getCredentials`) is a database query and acquires an expression isolate of its own (`n8n/dist/credentials-helper.js` ' +
-		'`applyDefaultsAndOverwrites`: `new Workflow` -> `acquireIsolate`); the Clinic Trigger shares one read among the ' +
-		'deliveries that arrive together.',
+		'`applyDefaultsAndOverwrites`: `new Workflow` -> `acquireIsolate`, as `getCredentials` in a webhook passes no ' +
+		'execution to resolve expressions with). The Clinic Trigger reads its credential on each delivery, for the current ' +
+		'signing key, sharing only reads that started after a delivery arrived (a replaced key must not verify it); under a ' +
+		'steady stream most deliveries still take a read of their own. Section 5 shows what each costs: a bare trigger that ' +
+		'only emits the body beside the same trigger reading its credential once per delivery, and the Clinic Trigger beside both.',
 	'- **The machine:** 2 CPUs shared by n8n, its task runner, and the benchmark process (simulator, bare client, senders); ' +
 		'run-to-run spread is large, hence medians, and the per-run figures are shown.',
 	'',
