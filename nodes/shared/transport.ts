@@ -76,21 +76,10 @@ export interface RequestGate {
 	acquire(itemIndex: number, host: string, retry: boolean): Promise<(outcome: AttemptOutcome) => void>;
 }
 
-/** No scheduling: each attempt goes at once, after any Retry-After the service gave. */
-class DirectGate implements RequestGate {
-	private resumeAt = 0;
-
-	async acquire(): Promise<(outcome: AttemptOutcome) => void> {
-		if (this.resumeAt > Date.now()) await sleep(this.resumeAt - Date.now());
-		return ({ retryAfterMs }) => {
-			if (retryAfterMs) this.resumeAt = Math.max(this.resumeAt, Date.now() + retryAfterMs);
-		};
-	}
-}
-
 export interface ClientOptions {
 	/** Base URL for public operations run without a credential. */
 	publicBaseUrl?: string;
+	/** When each attempt may go out; without one, at once (a Retry-After is waited out here). */
 	gate?: RequestGate;
 	/** Every request, on every path, fails after this long without an answer. */
 	timeoutMs?: number;
@@ -134,7 +123,6 @@ function retryAfterMs(headers: ClinicResponse['headers']): number {
  */
 export class ClinicClient {
 	private readonly settings: CredentialSettings;
-	private readonly gate: RequestGate;
 	private readonly timeoutMs: number;
 	private readonly maxRetryWaitMs: number;
 	/** A read of n8n's store under way after a refused token. */
@@ -146,7 +134,6 @@ export class ClinicClient {
 		private readonly options: ClientOptions = {},
 	) {
 		this.settings = new CredentialSettings(ctx, authentication, options.publicBaseUrl ?? '', options.readCredentials);
-		this.gate = options.gate ?? new DirectGate();
 		this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 		this.maxRetryWaitMs = options.maxRetryWaitMs ?? MAX_RETRY_WAIT_MS;
 	}
@@ -174,7 +161,7 @@ export class ClinicClient {
 		let waitedMs = 0;
 		let busyRetries = 0;
 		for (let retry = false; ; retry = true) {
-			const release = await this.gate.acquire(itemIndex, host, retry);
+			const release = (await this.options.gate?.acquire(itemIndex, host, retry)) ?? (() => undefined);
 			let answer: { response: ClinicResponse; sentToken: string };
 			try {
 				answer = await this.send(request, `${base}${request.path}`, itemIndex);
@@ -198,6 +185,7 @@ export class ClinicClient {
 			}
 			if (busy && waitedMs + waitMs <= this.maxRetryWaitMs && ++busyRetries <= MAX_BUSY_RETRIES) {
 				waitedMs += waitMs;
+				if (!this.options.gate) await sleep(waitMs);
 				continue;
 			}
 			if (status >= 400) {
