@@ -11,7 +11,8 @@
  * shows what n8n itself spends on a community trigger's delivery, so the Clinic Trigger's
  * own share of the gap to the Webhook node is known; the same trigger reading its
  * credential once per delivery (as the Clinic Trigger must, for the current signing key)
- * shows what n8n spends on that read.
+ * shows what n8n spends on that read, and n8n's own Webhook node with Header Auth (a
+ * credential read per request as well) is the peer that checks who sent the request.
  *
  * As the service does, each of the trigger's deliveries is of an event in the event log,
  * logged just before it is sent, on a log of 5,000 earlier events of the kind (listed
@@ -64,13 +65,14 @@ const WEBHOOK_PATH = 'bench-deliveries';
  */
 const IDLE_BEFORE_RUN_MS = 20_000;
 
-type Kind = 'trigger' | 'triggerNoCheck' | 'bareCredential' | 'bare' | 'webhook';
-const KINDS: Kind[] = ['trigger', 'triggerNoCheck', 'bareCredential', 'bare', 'webhook'];
+type Kind = 'trigger' | 'triggerNoCheck' | 'bareCredential' | 'bare' | 'webhookHeaderAuth' | 'webhook';
+const KINDS: Kind[] = ['trigger', 'triggerNoCheck', 'bareCredential', 'bare', 'webhookHeaderAuth', 'webhook'];
 const LABELS: Record<Kind, string> = {
 	trigger: 'Clinic Trigger (signature checked, duplicates dropped)',
 	triggerNoCheck: 'Clinic Trigger, Duplicate Check Off (signature checked)',
 	bareCredential: 'Bare community trigger that reads its credential (emits the body)',
 	bare: 'Bare community trigger (emits the body, nothing else)',
+	webhookHeaderAuth: 'Webhook node 2, POST, respond immediately, Header Auth',
 	webhook: 'Webhook node 2, POST, respond immediately',
 };
 const BARE_TRIGGER_TYPE = 'n8n-nodes-bench-bare-trigger.benchBareTrigger';
@@ -111,6 +113,8 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 	const logEvent = (body: Buffer) => sim.seedEvents(1, suffix, eventName, () => (JSON.parse(body.toString('utf8')) as { value: unknown }).value);
 
 	const credential = clinicCredential(sim, 'bench 5');
+	/** n8n's own Webhook node checking a credential on each request (its Header Auth reads it per request too). */
+	const headerAuth = { id: newN8nId(), name: 'bench 5 header auth', type: 'httpHeaderAuth', data: { name: 'x-bench-auth', value: randomUUID() } };
 	const workflows: Record<Kind, WorkflowImport> = {
 		trigger: singleNodeWorkflow('bench 5: Clinic Trigger', {
 			type: CLINIC_TRIGGER_TYPE,
@@ -131,6 +135,12 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 			credentials: { clinicApi: { id: credential.id, name: credential.name } },
 		}),
 		bare: singleNodeWorkflow('bench 5: bare community trigger', { type: BARE_TRIGGER_TYPE, typeVersion: 1, parameters: {} }),
+		webhookHeaderAuth: singleNodeWorkflow('bench 5: Webhook with Header Auth', {
+			type: 'n8n-nodes-base.webhook',
+			typeVersion: 2,
+			parameters: { httpMethod: 'POST', path: `${WEBHOOK_PATH}-header-auth`, authentication: 'headerAuth', responseMode: 'onReceived', options: {} },
+			credentials: { httpHeaderAuth: { id: headerAuth.id, name: headerAuth.name } },
+		}),
 		webhook: singleNodeWorkflow('bench 5: Webhook', {
 			type: 'n8n-nodes-base.webhook',
 			typeVersion: 2,
@@ -138,7 +148,7 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 		}),
 	};
 	ctx.installPackage(packBareTrigger(ctx.rootDir));
-	await importAll(bench, [credential], Object.values(workflows));
+	await importAll(bench, [credential, headerAuth], Object.values(workflows));
 
 	bench.log('[5] starting n8n');
 	const server = await startN8n(ctx, { env: SERVER_ENV });
@@ -153,6 +163,7 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 			// n8n's address for a node with a webhook id: <webhookId>/<path>.
 			bareCredential: server.webhookUrl(`${String(workflows.bareCredential.nodes[0].webhookId)}/webhook`),
 			bare: server.webhookUrl(`${String(workflows.bare.nodes[0].webhookId)}/webhook`),
+			webhookHeaderAuth: server.webhookUrl(`${WEBHOOK_PATH}-header-auth`),
 			webhook: server.webhookUrl(WEBHOOK_PATH),
 		};
 		const secrets: Record<Kind, string> = {
@@ -160,18 +171,23 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 			triggerNoCheck: subscriptionOf('triggerNoCheck').authentication_data.secret,
 			bareCredential: subscriptionOf('trigger').authentication_data.secret,
 			bare: subscriptionOf('trigger').authentication_data.secret,
+			webhookHeaderAuth: subscriptionOf('trigger').authentication_data.secret,
 			webhook: subscriptionOf('trigger').authentication_data.secret,
 		};
-		const headersFor = (kind: Kind) => (body: Buffer) => ({ 'content-type': 'application/json', signature: signDelivery(secrets[kind], body) });
+		const headersFor = (kind: Kind) => (body: Buffer) => ({
+			'content-type': 'application/json',
+			signature: signDelivery(secrets[kind], body),
+			...(kind === 'webhookHeaderAuth' ? { 'x-bench-auth': headerAuth.data.value } : {}),
+		});
 		const bodiesFor = (kind: Kind, round: number) =>
 			Array.from({ length: deliveriesIn(round) }, (_, i) =>
 				Buffer.from(JSON.stringify({ value: { ...template, updated_at: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString(), bench: `${kind}-${round}-${i}` } })),
 			);
 
-		const samples: Record<Kind, Sample[]> = { trigger: [], triggerNoCheck: [], bareCredential: [], bare: [], webhook: [] };
+		const samples: Record<Kind, Sample[]> = { trigger: [], triggerNoCheck: [], bareCredential: [], bare: [], webhookHeaderAuth: [], webhook: [] };
 		const problems: string[] = [];
-		const finished: Record<Kind, number> = { trigger: 0, triggerNoCheck: 0, bareCredential: 0, bare: 0, webhook: 0 };
-		const lastBodies: Record<Kind, Buffer[]> = { trigger: [], triggerNoCheck: [], bareCredential: [], bare: [], webhook: [] };
+		const finished: Record<Kind, number> = { trigger: 0, triggerNoCheck: 0, bareCredential: 0, bare: 0, webhookHeaderAuth: 0, webhook: 0 };
+		const lastBodies: Record<Kind, Buffer[]> = { trigger: [], triggerNoCheck: [], bareCredential: [], bare: [], webhookHeaderAuth: [], webhook: [] };
 		for (let round = 0; round < rounds; round++) {
 			for (const kind of KINDS) {
 				const label = `${kind} ${roundLabel(round, measuredRounds)}`;
@@ -216,6 +232,7 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 			triggerNoCheck: { answers: [], started: 0 },
 			bareCredential: { answers: [], started: 0 },
 			bare: { answers: [], started: 0 },
+			webhookHeaderAuth: { answers: [], started: 0 },
 			webhook: { answers: [], started: 0 },
 		};
 		for (const kind of KINDS) {
@@ -270,7 +287,10 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 					`against it the Clinic Trigger does ${fmt(ofBare('trigger'), 2)}x (${fmt(ofBare('triggerNoCheck'), 2)}x with the check off). ` +
 					`The same bare trigger reading its credential once per delivery (as the Clinic Trigger must, for the current signing key) ` +
 					`does ${fmt(credentialReadRatio, 2)}x the Webhook node; against it the Clinic Trigger does ${fmt(ofBare('trigger', 'bareCredential'), 2)}x ` +
-					`(${fmt(ofBare('triggerNoCheck', 'bareCredential'), 2)}x with the check off), peak RSS ${fmt(rssOf('trigger', 'bareCredential'), 2)}x`,
+					`(${fmt(ofBare('triggerNoCheck', 'bareCredential'), 2)}x with the check off), peak RSS ${fmt(rssOf('trigger', 'bareCredential'), 2)}x. ` +
+					`n8n's Webhook node with Header Auth (it reads its credential on each request too) does ` +
+					`${fmt(m('webhookHeaderAuth', 'itemsPerSecond') / m('webhook', 'itemsPerSecond'), 2)}x the Webhook node; ` +
+					`the Clinic Trigger does ${fmt(ofBare('trigger', 'webhookHeaderAuth'), 2)}x it`,
 			},
 			{
 				text: `(5) ${duplicates} exact duplicates start no execution`,
@@ -279,7 +299,7 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 			},
 		];
 		const markdown = [
-			`One \`n8n start\` with the five workflows active (single-node workflows: the receiver only). ${count} deliveries per run ` +
+			`One \`n8n start\` with the six workflows active (single-node workflows: the receiver only). ${count} deliveries per run ` +
 				`(\`{"value": {...patient...}}\`, about ${fmt(bodiesFor('trigger', 0)[0].length)} bytes, each unique), POSTed by the benchmark ` +
 				`process on keep-alive connections, ${CONCURRENCY} in flight, header \`signature\` = HMAC-SHA256 of the raw body with the secret ` +
 				'of the subscription the trigger registered at the simulator. Accepted/s: 2xx answers per second of sending; ' +
