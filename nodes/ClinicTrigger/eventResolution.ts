@@ -36,23 +36,19 @@ interface LogRead {
 }
 
 /**
- * Of each oldest-first log, what the last read saw: its number of events and its newest
- * ones, newest first (the first one is at offset `length - 1`). The next read asks only
- * for what was logged since: one short page instead of the newest events again.
+ * Of each oldest-first log, the newest events the last read saw, newest first. The next
+ * read asks only for what was logged since the first of them (where the event log client
+ * remembers the log ended): one short page instead of the newest events again.
  */
-interface SeenLog {
-	length: number;
-	events: EventRecord[];
-}
-const seenLogs = new Map<string, SeenLog>();
+const seenLogs = new Map<string, EventRecord[]>();
 /** Events kept per log, and logs kept (the most recently read). */
 const SEEN_EVENTS = 200;
 const SEEN_LOGS = 50;
 
-function rememberLog(key: string, log: SeenLog | undefined): void {
+function rememberLog(key: string, events: EventRecord[] | undefined): void {
 	seenLogs.delete(key);
-	if (!log || log.events.length === 0) return;
-	seenLogs.set(key, { length: log.length, events: log.events.slice(0, SEEN_EVENTS) });
+	if (!events || events.length === 0) return;
+	seenLogs.set(key, events.slice(0, SEEN_EVENTS));
 	if (seenLogs.size > SEEN_LOGS) seenLogs.delete(seenLogs.keys().next().value as string);
 }
 
@@ -68,14 +64,15 @@ export function forgetSeenLogs(): void {
 async function readLog(ctx: IWebhookFunctions, client: ClinicClient, key: string, filter: EventFilter, window: number, readOn: boolean): Promise<LogRead> {
 	const log = new EventLog(ctx, client);
 	const seen = readOn ? seenLogs.get(key) : undefined;
-	const added = seen && (await log.readOn(filter, seen.length, seen.events[0]));
+	const added = seen && (await log.readOn(filter, seen[0]));
 	if (seen && added) {
-		const events = [...added.reverse(), ...seen.events];
-		rememberLog(key, { length: seen.length + added.length, events });
+		const events = [...added.reverse(), ...seen];
+		rememberLog(key, events);
 		return { events: events.slice(0, window), readOn: true };
 	}
 	const { events, oldestFirstLength } = await log.tail(filter, window);
-	rememberLog(key, oldestFirstLength === undefined ? undefined : { length: oldestFirstLength, events });
+	// Only an oldest-first log is read on from its end.
+	rememberLog(key, oldestFirstLength === undefined ? undefined : events);
 	return { events, readOn: false };
 }
 

@@ -300,23 +300,27 @@ export class EventLog {
 	}
 
 	/**
-	 * The events logged after `last`, the event at offset `length - 1` of an oldest-first
-	 * log: read from there on, oldest first, until a page comes back short. One request when
-	 * few were logged since. It does not prove the log ends there (the service may cap its
-	 * pages): a caller that needs the end reads `tail`. Undefined when the log does not bear
-	 * `last` out at its place (reset, shortened, reordered), or when more than `maxPages`
-	 * pages were logged since (`tail` finds that end sooner).
+	 * The events logged after `last`, the event at the end of an oldest-first log when this
+	 * process last saw it: read from there on, oldest first, until a page comes back short.
+	 * One request when few were logged since. It does not prove the log ends there (the
+	 * service may cap its pages): a caller that needs the end reads `tail`. Undefined when
+	 * `last` is not where the log was last seen to end, when the log does not bear it out at
+	 * its place (reset, shortened, reordered), or when more than `maxPages` pages were logged
+	 * since (`tail` finds that end sooner).
 	 */
-	async readOn(filter: EventFilter, length: number, last: EventRecord, pageSize = DEFAULT_PAGE_SIZE, maxPages = 2): Promise<EventRecord[] | undefined> {
+	async readOn(filter: EventFilter, last: EventRecord, pageSize = DEFAULT_PAGE_SIZE, maxPages = 2): Promise<EventRecord[] | undefined> {
+		const endKey = await this.endKey(filter);
+		const known = knownEnds.get(endKey);
+		if (known?.lastId !== last.id) return undefined;
 		const read: EventRecord[] = [];
-		let offset = length - 1;
+		let offset = known.length - 1;
 		for (let pages = 0; pages < maxPages; pages++) {
 			const page = await this.page(filter, offset, pageSize);
 			read.push(...page.events);
 			offset += page.events.length;
 			if (read[0]?.id !== last.id || read[0].created_at !== last.created_at) return undefined;
 			if (read.some((event, i) => i > 0 && event.id <= read[i - 1].id)) return undefined;
-			rememberEnd(await this.endKey(filter), { length: offset, lastId: read[read.length - 1].id });
+			rememberEnd(endKey, { length: offset, lastId: read[read.length - 1].id });
 			if (page.events.length < pageSize) return read.slice(1);
 		}
 		return undefined;
