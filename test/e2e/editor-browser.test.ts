@@ -239,8 +239,14 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 	const expectPanelShows = async (labels: string[]) => {
 		const parameters = page.getByTestId('node-parameters');
 		await parameters.waitFor();
-		const text = await parameters.innerText();
-		expect(labels.filter((label) => !text.includes(label))).toEqual([]);
+		// Parameters that depend on others render a moment later: look again for up to 10 s.
+		let missing = labels;
+		for (const deadline = Date.now() + 10_000; ; await page.waitForTimeout(250)) {
+			const text = await parameters.innerText();
+			missing = labels.filter((label) => !text.includes(label));
+			if (missing.length === 0 || Date.now() > deadline) break;
+		}
+		expect(missing).toEqual([]);
 	};
 
 	it(
@@ -398,11 +404,15 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 				const listed = trigger.displayName.replace(/ Trigger$/, '');
 				await pickFromNodesPanel(page, listed, listed, trigger.displayName);
 				const events = optionsOf(trigger.properties.find((property) => property.name === 'events'));
-				if (!(await page.getByTestId('ndv').isVisible())) {
-					// A trigger with events lists them as "On ..." entries first.
+				// A trigger with events lists them as "On ..." entries first: the panel opens on a
+				// click on one. The list can still be sliding in (its first item the search result
+				// just clicked), so each try waits a moment for the panel before clicking again.
+				const ndv = page.getByTestId('ndv');
+				for (let tries = 0; tries < 3; tries++) {
+					if (await ndv.waitFor({ timeout: 3_000 }).then(() => true, () => false)) break;
 					await creatorItems(page).first().click();
 				}
-				await page.getByTestId('ndv').waitFor();
+				await ndv.waitFor();
 				await expect(page.getByTestId('node-title-container').innerText()).resolves.toContain(trigger.defaults.name);
 				const values = events.length > 0 ? { events: [events[0].value] } : {};
 				await expectPanelShows(expectedLabels(trigger, values));

@@ -2,7 +2,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import type { Simulator } from '../../simulator';
-import { nodeJson, waitFor, type Execution, type N8nServer, type WorkflowImport } from '../harness';
+import { nodeJson, nodesThatRan, waitFor, type Execution, type N8nServer, type WorkflowImport } from '../harness';
 import { DEMO_CREDENTIAL_IDS } from './examples';
 
 /** The trigger node's name, to read what it emitted from an execution. */
@@ -45,7 +45,14 @@ export function eventLogWorkflow(
 	};
 }
 
-const going = (execution: Execution) => ['running', 'new', 'waiting'].includes(execution.status);
+/**
+ * A run still going: its status says so and its trigger node has not run yet. The workflow is
+ * the trigger alone, so the trigger's output is the run's whole outcome. (n8n 1.123 in queue
+ * mode can leave a poll's run `running` for good when the worker finishes it before the main
+ * starts waiting on the job: the outcome is stored, the status never updated.)
+ */
+const going = (execution: Execution, triggerNode: string) =>
+	['running', 'new', 'waiting'].includes(execution.status) && !nodesThatRan(execution).includes(triggerNode);
 
 /** Sequence number of the newest read of the event log (GET /events) the service answered with a page, 0 before any. */
 export function lastEventLogRead(sim: Simulator): number {
@@ -61,7 +68,7 @@ export function lastEventLogRead(sim: Simulator): number {
 /** Event ids each finished run started with, oldest run first. */
 export function idsPerRun(executions: Execution[], triggerNode = EVENT_LOG_TRIGGER): number[][] {
 	return [...executions]
-		.filter((execution) => !going(execution))
+		.filter((execution) => !going(execution, triggerNode))
 		.reverse()
 		.map((execution) => nodeJson(execution, triggerNode).map((json) => json.eventId as number));
 }
@@ -85,22 +92,24 @@ export async function eventLogRuns(
 ): Promise<Execution[]> {
 	const timeoutMs = options.timeoutMs ?? 150_000;
 	const intervalMs = options.intervalMs ?? 1000;
+	const triggerNode = options.triggerNode ?? EVENT_LOG_TRIGGER;
+	const isGoing = (execution: Execution) => going(execution, triggerNode);
 	const settled = async () => {
 		const runs = await server.listExecutions(workflowId);
-		return runs.some(going) ? undefined : runs;
+		return runs.some(isGoing) ? undefined : runs;
 	};
 	let reached = true;
 	let runs = await waitFor(
 		`runs of workflow ${workflowId} carrying ${count} event(s)`,
 		async () => {
 			const done = await settled();
-			return done && idsPerRun(done, options.triggerNode).flat().length >= count ? done : undefined;
+			return done && idsPerRun(done, triggerNode).flat().length >= count ? done : undefined;
 		},
 		{ timeoutMs, intervalMs },
 	).catch(async () => {
 		// The caller's exact comparison says what is missing.
 		reached = false;
-		return (await server.listExecutions(workflowId)).filter((execution) => !going(execution));
+		return (await server.listExecutions(workflowId)).filter((execution) => !isGoing(execution));
 	});
 	if (!options.nextPoll || !reached) return runs;
 	const taken = lastEventLogRead(sim);
