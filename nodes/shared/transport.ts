@@ -2,35 +2,25 @@
  * The one request helper of both nodes and both triggers: base URLs, who signs a request,
  * one timeout, one retry after a refused token, bounded waits on Retry-After, and error
  * mapping. Where the token travels is decided by the credential's `authenticate`; when a
- * request may go out is decided by its gate (the action node's scheduler).
+ * request may go out is decided by its gate (the action node's scheduler); the
+ * integration credential's session (sign-in, a refused token) is `Session`'s.
  */
-import { NodeApiError, sleep } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
 import type {
 	ICredentialDataDecryptedObject,
 	ICredentialsDecrypted,
 	IDataObject,
 	IHttpRequestMethods,
 	IHttpRequestOptions,
-	JsonObject,
 } from 'n8n-workflow';
 
-import {
-	STALE_TOKEN_KEY,
-	WEBHOOK_SIGNING_KEY,
-	claimSignIn,
-	forgetSignInFailure,
-	passwordSessionFingerprint,
-	refreshSessionFingerprint,
-	refreshTokenOf,
-	sessionNeedsNewToken,
-	signInFailureOf,
-	signInUnderWay,
-} from '../../credentials/ClinicAuth';
+import { WEBHOOK_SIGNING_KEY } from '../../credentials/ClinicAuth';
 import { TOKEN_PLACEMENT_HEADER } from '../../credentials/ClinicTokenPlacement';
 import type { TokenPlacement } from '../../credentials/ClinicTokenPlacement';
 import { CredentialSettings, PORTAL_CREDENTIAL_TYPE } from './credentialSettings';
 import type { Authentication, Context, IntegrationCredentialType, IntegrationSettings } from './credentialSettings';
 import { apiError, isTimeout, networkCode, noAnswerError, signInError } from './errors';
+import { Session, putTokenAside } from './session';
 
 export { PORTAL_CREDENTIAL_TYPE };
 export type { Authentication, IntegrationCredentialType, IntegrationSettings };
@@ -99,14 +89,6 @@ const MAX_BUSY_RETRIES = 10;
 /** Sign-in failures thrown on the way: reported as they are, not as network failures. */
 const signInErrors = new WeakSet<object>();
 
-const fingerprintOf: Record<IntegrationCredentialType, (c: ICredentialDataDecryptedObject) => string> = {
-	clinicApi: passwordSessionFingerprint,
-	clinicRefreshTokenApi: refreshSessionFingerprint,
-};
-
-/** After a refused refresh token, another process may still be saving the newer one. */
-const STORE_SETTLE_MS = 1000;
-
 /** A Retry-After in ms (seconds or an HTTP date); 1 s when absent or unreadable. */
 function retryAfterMs(headers: ClinicResponse['headers']): number {
 	const raw = headers['retry-after'];
@@ -125,8 +107,7 @@ export class ClinicClient {
 	private readonly settings: CredentialSettings;
 	private readonly timeoutMs: number;
 	private readonly maxRetryWaitMs: number;
-	/** A read of n8n's store under way after a refused token. */
-	private adopting?: Promise<void>;
+	private readonly session: Session;
 
 	constructor(
 		private readonly ctx: Context,
@@ -136,6 +117,7 @@ export class ClinicClient {
 		this.settings = new CredentialSettings(ctx, authentication, options.publicBaseUrl ?? '', options.readCredentials);
 		this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 		this.maxRetryWaitMs = options.maxRetryWaitMs ?? MAX_RETRY_WAIT_MS;
+		this.session = new Session(ctx, this.settings);
 	}
 
 	/** Base URLs and topic prefix of the integration credential. */
@@ -170,7 +152,7 @@ export class ClinicClient {
 				release({ timedOut: isTimeout(code) });
 				const { operation } = this.options;
 				throw signInErrors.has(error as object)
-					? (error as NodeApiError)
+					? (error as Error)
 					: noAnswerError(node, { code, host, itemIndex, timeoutMs: this.timeoutMs, operation, subject: request.subject, write: request.method !== 'GET' });
 			}
 			const { response, sentToken } = answer;
@@ -180,7 +162,7 @@ export class ClinicClient {
 			release({ status, retryAfterMs: waitMs });
 			if (status === 401 && request.auth === 'integration' && !signedInAgain) {
 				signedInAgain = true;
-				await this.setTokenAside(sentToken);
+				await this.session.afterRefusedToken(sentToken);
 				continue;
 			}
 			if (busy && waitedMs + waitMs <= this.maxRetryWaitMs && ++busyRetries <= MAX_BUSY_RETRIES) {
@@ -227,52 +209,12 @@ export class ClinicClient {
 		const { data, decrypted } = await this.settings.read(type);
 		if (request.auth === 'portal') return { response: await this.sendSigned(type, options, decrypted, false), sentToken: '' };
 		headers[TOKEN_PLACEMENT_HEADER] = request.tokenPlacement ?? (request.host === 'webhooks' && request.method !== 'GET' ? 'body' : 'header');
-		return await this.sendWithSession(type as IntegrationCredentialType, options, data, decrypted, request.bodyOnGet === true, itemIndex, url);
-	}
-
-	/**
-	 * Sends with the integration credential's session. One request at a time has n8n sign
-	 * in (it claims the sign-in); the others await that claim and then send with its token.
-	 */
-	private async sendWithSession(
-		type: IntegrationCredentialType,
-		options: IHttpRequestOptions,
-		data: ICredentialDataDecryptedObject,
-		decrypted: ICredentialsDecrypted,
-		bodyOnGet: boolean,
-		itemIndex: number,
-		url: string,
-	): Promise<{ response: ClinicResponse; sentToken: string }> {
-		for (let underWay = signInUnderWay(data); underWay; underWay = signInUnderWay(data)) await underWay;
-		const earlier = signInFailureOf(data);
-		// One refused sign-in per execution: repeating it per item could lock the account.
-		if (earlier) throw this.signInFailed(earlier.message, url, itemIndex);
-		if (data.accessToken && sessionNeedsNewToken(data, fingerprintOf[type](data))) this.putAside(data);
-		const release = data.accessToken ? undefined : claimSignIn(data);
-		try {
-			for (let attempt = 0; ; attempt++) {
-				const tokenBefore = String(data.accessToken ?? '');
-				try {
-					const response = await this.sendSigned(type, options, decrypted, bodyOnGet);
-					return { response, sentToken: tokenBefore || String(data.accessToken ?? '') };
-				} catch (error) {
-					const failure = signInFailureOf(data);
-					if (!failure || !release) throw new NodeApiError(this.ctx.getNode(), error as JsonObject);
-					// The service refused a refresh token another process may have rotated: look in n8n's store, once.
-					if (attempt === 0 && failure.refusedRefreshToken) {
-						const newer = await this.adoptAfterRefusedRefresh(type, data, failure.refusedRefreshToken);
-						if (!newer && type === 'clinicApi') data.refreshToken = ''; // then the password, once
-						if (newer || type === 'clinicApi') {
-							forgetSignInFailure(data);
-							continue;
-						}
-					}
-					throw this.signInFailed(failure.message, url, itemIndex);
-				}
-			}
-		} finally {
-			release?.();
-		}
+		return await this.session.send(
+			type as IntegrationCredentialType,
+			data,
+			async () => await this.sendSigned(type, options, decrypted, request.bodyOnGet === true),
+			(message) => this.signInFailed(message, url, itemIndex),
+		);
 	}
 
 	private signInFailed(message: string, url: string, itemIndex: number): Error {
@@ -308,46 +250,6 @@ export class ClinicClient {
 		return { statusCode: response.statusCode, headers: response.headers, body: response.body };
 	}
 
-	/** Sets the token aside so the credential signs in on the next request; kept to share one exchange. */
-	private putAside(data: ICredentialDataDecryptedObject): void {
-		data[STALE_TOKEN_KEY] = String(data.accessToken ?? '');
-		data.accessToken = '';
-	}
-
-	/**
-	 * After a 401: unless another request already replaced the refused token, reads n8n's
-	 * store (in queue mode another process may have renewed the session, and revoked ours)
-	 * and takes a newer usable token from it; else the next request signs in.
-	 */
-	private async setTokenAside(refusedToken: string): Promise<void> {
-		const type = this.settings.integrationType;
-		if (!type) return;
-		const { data } = await this.settings.read(type);
-		if (data.accessToken !== refusedToken) return;
-		this.adopting ??= this.adoptStoredSession(type, data, refusedToken).then(() => (this.adopting = undefined));
-		await this.adopting;
-	}
-
-	/** Reads the stored credential into this execution's copy; true when it holds another usable token. */
-	private async adoptStoredSession(type: IntegrationCredentialType, data: ICredentialDataDecryptedObject, refusedToken: string): Promise<boolean> {
-		Object.assign(data, await this.ctx.getCredentials(type));
-		const token = String(data.accessToken ?? '');
-		if (token && token !== refusedToken && !sessionNeedsNewToken(data, fingerprintOf[type](data))) return true;
-		if (token) this.putAside(data);
-		data.accessToken = '';
-		return false;
-	}
-
-	/** Another process saves its new pair just after the service answered it: one more look follows a short wait. */
-	private async adoptAfterRefusedRefresh(type: IntegrationCredentialType, data: ICredentialDataDecryptedObject, refused: string): Promise<boolean> {
-		const refusedAccessToken = String(data[STALE_TOKEN_KEY] ?? data.accessToken ?? '');
-		for (let look = 0; look < 2; look++) {
-			if (look > 0) await sleep(STORE_SETTLE_MS);
-			if ((await this.adoptStoredSession(type, data, refusedAccessToken)) || refreshTokenOf(data) !== refused) return true;
-		}
-		return false;
-	}
-
 	/**
 	 * The credential's key for the Clinic Trigger's subscription secrets. A credential saved
 	 * before the key existed gets one on its next sign-in: with `ensure`, the token is set
@@ -356,7 +258,7 @@ export class ClinicClient {
 	async webhookSigningKey(options: { ensure?: boolean } = {}): Promise<string> {
 		const { data } = await this.settings.read(this.settings.requireIntegration(0));
 		const key = String(data[WEBHOOK_SIGNING_KEY] ?? '');
-		if (!key && options.ensure && data.accessToken) this.putAside(data);
+		if (!key && options.ensure && data.accessToken) putTokenAside(data);
 		return key;
 	}
 }
