@@ -21,59 +21,83 @@ import { pathOf } from '../shared/urls';
  */
 export const EVENT_LOG_CHECK_MS = 5000;
 
-/** How many of the newest matching events a delivery is compared with (more when many wait on one read). */
+/** A first look at a log reads this many of its newest events; a later look, what was logged since. */
 const RECENT_EVENTS = 50;
-const MOST_RECENT_EVENTS = 1000;
+/**
+ * How far back a delivery's event is searched when it is not among the events read so far
+ * (a burst after an outage delivers events logged long before its last deliveries), and
+ * how many events of each log are kept to compare deliveries with.
+ */
+export const EVENTS_SEARCHED = 1000;
 
 /** The log's end, read once for the deliveries that arrive together (freshReads.ts). */
-const logEndReads = new FreshReads<LogRead>();
+const logEndReads = new FreshReads<EventRecord[]>();
 
-interface LogRead {
-	/** The newest events of the log, newest first. */
+/**
+ * How a delivery reads the log: `recent` reads what was logged since the last look (or the
+ * newest events, on a first look); `deep` reads the newest EVENTS_SEARCHED events, for a
+ * delivery whose event was not among them; `fresh` reads the newest events again, for their
+ * delivery logs as they are now.
+ */
+type LogRead = 'recent' | 'deep' | 'fresh';
+
+/**
+ * Of each oldest-first log, the newest events read so far, newest first, without gaps:
+ * what was logged since is read on from the first of them (where the event log client
+ * remembers the log ended). `searched`: they reach EVENTS_SEARCHED back (or to the log's
+ * start), so an event not among them is not in reach of a deep read either.
+ */
+interface KeptLog {
 	events: EventRecord[];
-	/** Only what was logged since the last read was read: older events are as read then. */
-	readOn: boolean;
+	searched: boolean;
+}
+const keptLogs = new Map<string, KeptLog>();
+/** Logs kept: the most recently read. */
+const LOGS_KEPT = 20;
+
+function keepLog(key: string, log: KeptLog): void {
+	keptLogs.delete(key);
+	if (log.events.length === 0) return;
+	keptLogs.set(key, { events: log.events.slice(0, EVENTS_SEARCHED), searched: log.searched });
+	if (keptLogs.size > LOGS_KEPT) keptLogs.delete(keptLogs.keys().next().value as string);
 }
 
-/**
- * Of each oldest-first log, the newest events the last read saw, newest first. The next
- * read asks only for what was logged since the first of them (where the event log client
- * remembers the log ended): one short page instead of the newest events again.
- */
-const seenLogs = new Map<string, EventRecord[]>();
-/** Events kept per log, and logs kept (the most recently read). */
-const SEEN_EVENTS = 200;
-const SEEN_LOGS = 50;
-
-function rememberLog(key: string, events: EventRecord[] | undefined): void {
-	seenLogs.delete(key);
-	if (!events || events.length === 0) return;
-	seenLogs.set(key, events.slice(0, SEEN_EVENTS));
-	if (seenLogs.size > SEEN_LOGS) seenLogs.delete(seenLogs.keys().next().value as string);
+/** Newer copies of events replace older ones (their delivery logs grow); newest first. */
+function merge(newer: EventRecord[], older: EventRecord[]): EventRecord[] {
+	const byId = new Map(older.map((event) => [event.id, event]));
+	for (const event of newer) byId.set(event.id, event);
+	return [...byId.values()].sort((a, b) => b.id - a.id);
 }
 
-/** Forgets what the reads of each log saw (tests start from a fresh process's state). */
+/** Forgets the events kept of each log (tests start from a fresh process's state). */
 export function forgetSeenLogs(): void {
-	seenLogs.clear();
+	keptLogs.clear();
 }
 
-/**
- * The newest events of the log. With `readOn`, and a log seen before, only the events
- * logged since are read; otherwise its newest `window` events are read whole.
- */
-async function readLog(ctx: IWebhookFunctions, client: ClinicClient, key: string, filter: EventFilter, window: number, readOn: boolean): Promise<LogRead> {
+/** The events to compare a delivery with, newest first, after a read of the log of kind `kind`. */
+async function readLog(ctx: IWebhookFunctions, client: ClinicClient, key: string, filter: EventFilter, kind: LogRead): Promise<EventRecord[]> {
 	const log = new EventLog(ctx, client);
-	const seen = readOn ? seenLogs.get(key) : undefined;
-	const added = seen && (await log.readOn(filter, seen[0]));
-	if (seen && added) {
-		const events = [...added.reverse(), ...seen];
-		rememberLog(key, events);
-		return { events: events.slice(0, window), readOn: true };
+	const kept = keptLogs.get(key);
+	if (kept && kind === 'recent') {
+		const added = await log.readOn(filter, kept.events[0]);
+		if (added) {
+			const events = [...added.reverse(), ...kept.events];
+			keepLog(key, { events, searched: kept.searched });
+			return events;
+		}
 	}
-	const { events, oldestFirstLength } = await log.tail(filter, window);
-	// Only an oldest-first log is read on from its end.
-	rememberLog(key, oldestFirstLength === undefined ? undefined : events);
-	return { events, readOn: false };
+	const max = kind === 'deep' ? EVENTS_SEARCHED : RECENT_EVENTS;
+	const { events, oldestFirstLength } = await log.tail(filter, max);
+	// Only an oldest-first log is read on from its end; its newest events join those kept
+	// when they reach them (else there would be a gap between the two).
+	if (oldestFirstLength === undefined) {
+		keptLogs.delete(key);
+		return events;
+	}
+	const searched = kind === 'deep' || events.length < max;
+	const joins = kept !== undefined && events.some((event) => event.id <= kept.events[0].id);
+	keepLog(key, joins ? { events: merge(events, kept.events), searched: searched || kept.searched } : { events, searched });
+	return keptLogs.get(key)?.events ?? events;
 }
 
 /** Events this n8n process has emitted, by trigger and event id (kept a day). */
@@ -128,27 +152,25 @@ export async function resolveDelivery(
 	const credentialIds = Object.values(ctx.getNode().credentials ?? {}).map((credential) => credential.id);
 	const key = [...credentialIds, (await client.integrationSettings()).webhookBaseUrl, filter.topic, filter.name].join('\n');
 	const wanted = canonical(payload);
-	const matchingIn = (read: LogRead) =>
-		read.events.filter((event) => canonicalValueOf(event) === wanted).sort((a, b) => a.id - b.id);
-	// Enough events for every delivery that waits on a read, with room for retries among them.
-	const read = async (readOn: boolean) =>
+	const matchingIn = (events: EventRecord[]) =>
+		events.filter((event) => canonicalValueOf(event) === wanted).sort((a, b) => a.id - b.id);
+	const read = async (kind: LogRead) =>
 		await withinCheckTime(
-			logEndReads.read(`${key}\n${readOn}`, arrivedAt, async (waiting) =>
-				await readLog(ctx, client, key, filter, Math.min(MOST_RECENT_EVENTS, Math.max(RECENT_EVENTS, 2 * waiting)), readOn),
-			),
+			logEndReads.read(`${key}\n${kind}`, arrivedAt, async () => await readLog(ctx, client, key, filter, kind)),
 			deadline,
 		);
 	let matching: EventRecord[];
 	try {
-		let recent = await read(true);
-		matching = matchingIn(recent);
+		matching = matchingIn(await read('recent'));
 		// Chosen and recorded in one synchronous step: two copies at once cannot both take it.
 		const chosen = matching.find((event) => claimEvent(triggerKey, event.id));
 		if (chosen) return { kind: 'event', event: chosen };
-		// No new event for it among those just logged: decide on the newest events as the log holds them now.
-		if (recent.readOn) {
-			recent = await read(false);
-			matching = matchingIn(recent);
+		if (matching.length === 0 && !keptLogs.get(key)?.searched) {
+			// Logged before the events read so far: search further back.
+			matching = matchingIn(await read('deep'));
+		} else if (matching.length > 0) {
+			// Every matching event was emitted: decide on their delivery logs as they are now.
+			matching = matchingIn(await read('fresh'));
 		}
 	} catch (error) {
 		ctx.logger.warn(

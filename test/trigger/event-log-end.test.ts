@@ -268,6 +268,19 @@ describe('a burst of deliveries', () => {
 		}
 	});
 
+	it('300 events logged at once, each delivered twice as deliveries trickle in: each event runs once, with its id', async () => {
+		seed(100);
+		const events = Array.from({ length: 300 }, () => logEvent());
+		const ran: unknown[] = [];
+		// n8n takes a burst's deliveries a few at a time, in no set order: the newest first here.
+		const copies = [...events].reverse().flatMap((event) => [event, event]);
+		for (let i = 0; i < copies.length; i += 20) {
+			const results = await deliverAll(copies.slice(i, i + 20).map((event) => event.value));
+			ran.push(...results.filter((result) => result.workflowData).map(eventIdOf));
+		}
+		expect(ran.sort((a, b) => Number(a) - Number(b))).toEqual(events.map((event) => event.id));
+	}, 120_000);
+
 	it('stays as strict: in a burst, a redelivery runs nothing and two events with the same payload both run', async () => {
 		seed(200);
 		const once = logEvent();
