@@ -2,6 +2,8 @@
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 
 module.exports = {
+	// Bounds a hang only: no verdict depends on how fast the machine is (e2e tests set their own).
+	testTimeout: 60_000,
 	projects: [
 		{
 			displayName: 'unit',

@@ -4,6 +4,8 @@
  * tells them apart: each matching event (same topic, name and value) is emitted once, the
  * oldest first, so N events with one payload start N runs and a retry starts none,
  * unless n8n answered every earlier delivery of it with a server error (no run stored).
+ * A delivery the log cannot place in time runs without an id and stands for one event
+ * with its payload: a copy placed later runs nothing.
  */
 import { sleep } from 'n8n-workflow';
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
@@ -69,11 +71,6 @@ function merge(newer: EventRecord[], older: EventRecord[]): EventRecord[] {
 	return [...byId.values()].sort((a, b) => b.id - a.id);
 }
 
-/** Forgets the events kept of each log (tests start from a fresh process's state). */
-export function forgetSeenLogs(): void {
-	keptLogs.clear();
-}
-
 /** The events to compare a delivery with, newest first, after a read of the log of kind `kind`. */
 async function readLog(ctx: IWebhookFunctions, client: ClinicClient, key: string, filter: EventFilter, kind: LogRead): Promise<EventRecord[]> {
 	const log = new EventLog(ctx, client);
@@ -101,12 +98,50 @@ async function readLog(ctx: IWebhookFunctions, client: ClinicClient, key: string
 }
 
 /** Events this n8n process has emitted, by trigger and event id (kept a day). */
-export const emittedEvents = new RecentDeliveries(20_000);
+const emittedEvents = new RecentDeliveries(20_000);
 const EMITTED_FOR_MS = 24 * 60 * 60_000;
 
 /** Records that the trigger emits this event now; false when this process emitted it already. */
 export function claimEvent(triggerKey: string, eventId: number): boolean {
 	return !emittedEvents.seen(`${triggerKey}\n${eventId}`, EMITTED_FOR_MS);
+}
+
+/**
+ * Runs started without an event id because the log could not place the delivery in time,
+ * by trigger and payload, with when each started. Each stands for one logged event with
+ * that payload: when a later copy places such an event, the event has run already.
+ */
+const runsWithoutId = new Map<string, number[]>();
+const RUNS_WITHOUT_ID_KEPT = 10_000;
+
+function startRunWithoutId(key: string): Resolution {
+	const now = Date.now();
+	const started = (runsWithoutId.get(key) ?? []).filter((at) => now - at < EMITTED_FOR_MS);
+	runsWithoutId.delete(key);
+	runsWithoutId.set(key, [...started, now]);
+	if (runsWithoutId.size > RUNS_WITHOUT_ID_KEPT) runsWithoutId.delete(runsWithoutId.keys().next().value as string);
+	return { kind: 'unknown' };
+}
+
+/** The event just claimed, or a repeat when a run without an id of this payload already stood for it. */
+function runEvent(key: string, event: EventRecord): Resolution {
+	const now = Date.now();
+	const started = (runsWithoutId.get(key) ?? []).filter((at) => now - at < EMITTED_FOR_MS);
+	if (started.length === 0) {
+		runsWithoutId.delete(key);
+		return { kind: 'event', event };
+	}
+	started.shift();
+	if (started.length > 0) runsWithoutId.set(key, started);
+	else runsWithoutId.delete(key);
+	return { kind: 'repeat' };
+}
+
+/** Forgets what the duplicate check knows: events run, logs read (tests start as a fresh process). */
+export function forgetDuplicateCheck(): void {
+	emittedEvents.clear();
+	keptLogs.clear();
+	runsWithoutId.clear();
 }
 
 export type Resolution =
@@ -152,6 +187,7 @@ export async function resolveDelivery(
 	const credentialIds = Object.values(ctx.getNode().credentials ?? {}).map((credential) => credential.id);
 	const key = [...credentialIds, (await client.integrationSettings()).webhookBaseUrl, filter.topic, filter.name].join('\n');
 	const wanted = canonical(payload);
+	const payloadKey = `${triggerKey}\n${wanted}`;
 	const matchingIn = (events: EventRecord[]) =>
 		events.filter((event) => canonicalValueOf(event) === wanted).sort((a, b) => a.id - b.id);
 	const read = async (kind: LogRead) =>
@@ -164,7 +200,7 @@ export async function resolveDelivery(
 		matching = matchingIn(await read('recent'));
 		// Chosen and recorded in one synchronous step: two copies at once cannot both take it.
 		const chosen = matching.find((event) => claimEvent(triggerKey, event.id));
-		if (chosen) return { kind: 'event', event: chosen };
+		if (chosen) return runEvent(payloadKey, chosen);
 		if (matching.length === 0 && !keptLogs.get(key)?.searched) {
 			// Logged before the events read so far: search further back.
 			matching = matchingIn(await read('deep'));
@@ -176,11 +212,11 @@ export async function resolveDelivery(
 		ctx.logger.warn(
 			`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); the delivery starts a run without an event id`,
 		);
-		return { kind: 'unknown' };
+		return startRunWithoutId(payloadKey);
 	}
-	if (matching.length === 0) return { kind: 'unknown' };
+	if (matching.length === 0) return startRunWithoutId(payloadKey);
 	const chosen = matching.find((event) => claimEvent(triggerKey, event.id));
-	if (chosen) return { kind: 'event', event: chosen };
+	if (chosen) return runEvent(payloadKey, chosen);
 	const ownPath = pathOf(ctx.getNodeWebhookUrl('default'));
 	const unstored = matching.find((event) => onlyServerErrorsAt(event, ownPath));
 	return unstored ? { kind: 'event', event: unstored } : { kind: 'repeat' };

@@ -3,6 +3,10 @@
  * kept, the pace found by the host limiter (grows on a healthy service, holds back under
  * its rate limit), the maximum kept across runs, writes that must not overlap sent one at
  * a time, and a stopped run naming the items already sent.
+ *
+ * How many requests were in flight is read from the host limiter (it counts what it let
+ * go, whatever the machine's speed); the simulator's own count only bounds it from above.
+ * How fast a run goes is the bench's to say (bench sections 2 and 8), not a test's.
  */
 import { MAX_PARALLEL_REQUESTS } from '../../nodes/Clinic/actions/router';
 import { INITIAL_WINDOW, limiterFor } from '../../nodes/shared/hostLimiter';
@@ -18,6 +22,8 @@ const consultationGet = (options: Record<string, string | number> = {}) => ({
 	options,
 });
 const refused = () => harness.sim.log.filter((entry) => entry.status === 429).length;
+/** The host limiter's count of requests it let go at once. */
+const limiter = () => limiterFor(new URL(harness.sim.apiBaseUrl).host).state;
 
 describe('Parallel Requests: Automatic (the default)', () => {
 	it('keeps order and pairing, signs in once, and grows past the first few requests on a healthy service', async () => {
@@ -28,7 +34,7 @@ describe('Parallel Requests: Automatic (the default)', () => {
 		expect(output.map((item) => item.json.id)).toEqual(input);
 		expect(output.map((item) => item.pairedItem)).toEqual(input.map((_id, item) => ({ item })));
 		expect(harness.sim.tokenRequests()).toBe(1);
-		expect(harness.sim.inFlight().peak).toBeGreaterThan(8);
+		expect(limiter().peak).toBeGreaterThan(8);
 	});
 
 	it('signs in once and stores the session once, while the other items wait on that sign-in', async () => {
@@ -42,17 +48,18 @@ describe('Parallel Requests: Automatic (the default)', () => {
 		expect(save).toHaveBeenCalledTimes(1);
 	});
 
-	it('on a slow service grows past 128 requests in flight, to keep n8n busy while answers travel', async () => {
-		harness.sim.setLatency(100);
+	it('grows past its first window of 128 requests in flight while every answer is healthy, to keep n8n busy while answers travel', async () => {
+		harness.sim.setLatency(20);
 		const input = ids(600);
 		const result = await harness.run(consultationGet(), { items: input.map((id) => ({ json: { id } })) });
 		expect(jsonOf(result).map((json) => json.id)).toEqual(input);
-		expect(harness.sim.inFlight().peak).toBeGreaterThan(128);
+		expect(limiter().window).toBeGreaterThan(INITIAL_WINDOW);
+		expect(limiter().peak).toBeGreaterThan(INITIAL_WINDOW);
 		expect(harness.sim.inFlight().peak).toBeLessThanOrEqual(MAX_PARALLEL_REQUESTS);
 	});
 
 	it('under a limit of 3 requests in flight, backs off to near it and stays there: every item answered', async () => {
-		harness.sim.setLatency(20);
+		harness.sim.setLatency(50);
 		harness.sim.setRateLimit({ maxInFlight: 3, retryAfterSeconds: 0 });
 		const input = ids(300);
 		const result = await harness.run(consultationGet(), { items: input.map((id) => ({ json: { id } })) });
@@ -62,7 +69,7 @@ describe('Parallel Requests: Automatic (the default)', () => {
 		// back past the size that was refused takes many rounds of healthy answers. (How many
 		// refusals that costs depends on how answers and sends interleave on a busy machine;
 		// bench sections 2 and 8 count them.)
-		const { window } = limiterFor(new URL(harness.sim.apiBaseUrl).host).state;
+		const { window } = limiter();
 		expect(window).toBeGreaterThanOrEqual(1);
 		expect(window).toBeLessThanOrEqual(16);
 	});
@@ -78,7 +85,7 @@ describe('Parallel Requests: Automatic (the default)', () => {
 		// round, the initial window); after that, few.
 		expect(refused()).toBeLessThan(INITIAL_WINDOW + 50);
 		expect(harness.sim.log.slice(-80).filter((entry) => entry.status === 429).length).toBeLessThan(5);
-	}, 30_000);
+	});
 
 	it('never more in flight than Maximum Parallel Requests, even with two runs at once', async () => {
 		harness.sim.setLatency(20);
@@ -89,13 +96,15 @@ describe('Parallel Requests: Automatic (the default)', () => {
 		]);
 		expect(jsonOf(first)).toHaveLength(40);
 		expect(jsonOf(second)).toHaveLength(40);
-		expect(harness.sim.inFlight().peak).toBe(5);
+		expect(limiter().peak).toBe(5);
+		expect(harness.sim.inFlight().peak).toBeLessThanOrEqual(5);
 	});
 
 	it('a fixed number is the user\'s: exactly that many at once', async () => {
 		harness.sim.setLatency(30);
 		await harness.run(consultationGet({ parallelism: 'fixed', parallelRequests: 7 }), { items: ids(21).map((id) => ({ json: { id } })) });
-		expect(harness.sim.inFlight().peak).toBe(7);
+		expect(limiter().peak).toBe(7);
+		expect(harness.sim.inFlight().peak).toBeLessThanOrEqual(7);
 	});
 });
 
@@ -108,7 +117,7 @@ describe('writes under Automatic', () => {
 			{ items: prices.map((price) => ({ json: { price } })) },
 		);
 		expect(jsonOf(result)).toHaveLength(6);
-		expect(harness.sim.inFlight().peak).toBe(1);
+		expect(limiter().peak).toBe(1);
 		expect(harness.requests().map((entry) => (entry.body as { consultation_invoice_item?: { value?: unknown } })?.consultation_invoice_item?.value)).toEqual(
 			prices.map(String),
 		);
@@ -122,7 +131,7 @@ describe('writes under Automatic', () => {
 			{ items: invoiceIds.map((id) => ({ json: { id } })) },
 		);
 		expect(jsonOf(result).map((json) => json.id)).toEqual(invoiceIds);
-		expect(harness.sim.inFlight().peak).toBeGreaterThan(4);
+		expect(limiter().peak).toBeGreaterThan(4);
 	});
 
 	it('a write that fails without On Error: Continue names the items already sent', async () => {

@@ -3,6 +3,7 @@
  * pairing stay those of the input, one token serves them all, failures stay with their
  * item, and the service's 429 Retry-After is waited out.
  */
+import { limiterFor } from '../../nodes/shared/hostLimiter';
 import { errorText, itemsOf, jsonOf, useSimulator } from './support';
 
 const harness = useSimulator();
@@ -26,11 +27,13 @@ describe('Parallel Requests', () => {
 	});
 
 	it('sends requests at the same time (not one after the other)', async () => {
-		// Each answer held long enough that requests sent together are all open at once.
-		harness.sim.setLatency(500);
+		// Each answer held long enough that requests sent together are all open at once, however slow the machine.
+		harness.sim.setLatency(2000);
 		harness.sim.clearLog();
 		await harness.run(getConsultation(12), { items });
-		// The simulator saw all twelve at the same time (one after the other would be 1).
+		// The node let all twelve go before any was answered (its host limiter counts what it granted)...
+		expect(limiterFor(new URL(harness.sim.apiBaseUrl).host).state.peak).toBe(12);
+		// ...and the simulator saw all twelve at the same time (one after the other would be 1).
 		expect(harness.sim.inFlight().peak).toBe(12);
 	});
 
@@ -56,7 +59,7 @@ describe('Parallel Requests', () => {
 		const result = await harness.run(getConsultation(4), { items: items.slice(0, 6) });
 		expect(jsonOf(result).map((json) => json.id)).toEqual(consultationIds.slice(0, 6));
 		expect(harness.sim.log.filter((entry) => entry.status === 429).length).toBeGreaterThan(0);
-	});
+	}, 60_000); // each 429 waits a real second: the timeout bounds a hang only
 
 	it('with Parallel Requests 1, each item\'s requests end before the next item\'s begin', async () => {
 		// Event Get Many pages: three items, each paging with its own page size.

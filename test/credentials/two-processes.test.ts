@@ -4,6 +4,7 @@
  * in one process's memory helps the other. The store (n8n's database) is the truth.
  */
 import { startSimulator } from '../simulator';
+import { Auth } from '../simulator/auth';
 import type { Simulator } from '../simulator';
 import type { CredentialStore } from '../helpers';
 import { passwordCredential, refreshCredential } from './support';
@@ -37,11 +38,6 @@ beforeEach(() => {
 	processA.forgetExchanges();
 	processB.forgetExchanges();
 });
-
-/** Polls until `check` holds; the test's own timeout bounds it. */
-async function until(check: () => boolean): Promise<void> {
-	while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
-}
 
 const GET_CONSULTATION = [{ method: 'GET' as const, path: '/consultations/1', auth: 'integration' as const }];
 
@@ -94,28 +90,37 @@ test('B\'s refresh is refused because A rotated the chain: B takes the newer sto
 	const store = await signedInByA('clinicRefreshTokenApi');
 	const chainHead = String(store.data('clinicRefreshTokenApi').rotatedRefreshToken);
 	const before = sim.tokenRequests('refresh_token');
+	const useRefreshToken = Auth.prototype.useRefreshToken;
+	const refusing = jest.spyOn(Auth.prototype, 'useRefreshToken');
 
-	const inB = await processB.runClinicRequests({
-		authentication: 'clinicRefreshTokenApi',
-		store,
-		requests: GET_CONSULTATION,
-		items: 2,
-		beforeRequest: async (itemIndex) => {
-			if (itemIndex !== 1) return;
-			sim.expireAccessTokens();
-			// A rotates the chain now and saves its new pair only once B's refresh was refused:
-			// B must look at the store again after its refusal, not only before.
-			const rotated = await rotateElsewhere(chainHead);
-			const refreshesSoFar = sim.tokenRequests('refresh_token');
-			void until(() => sim.tokenRequests('refresh_token') > refreshesSoFar).then(() =>
-				store.edit('clinicRefreshTokenApi', {
-					accessToken: rotated.access_token,
-					rotatedRefreshToken: rotated.refresh_token,
-					expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
-				}),
-			);
-		},
-	});
+	const inB = await processB
+		.runClinicRequests({
+			authentication: 'clinicRefreshTokenApi',
+			store,
+			requests: GET_CONSULTATION,
+			items: 2,
+			beforeRequest: async (itemIndex) => {
+				if (itemIndex !== 1) return;
+				sim.expireAccessTokens();
+				// A rotates the chain now and saves its new pair only once B's refresh was refused
+				// (as the service refuses it, before B has the answer): B must look at the store
+				// again after its refusal, not only before.
+				const rotated = await rotateElsewhere(chainHead);
+				refusing.mockImplementation(function (this: Auth, token: string) {
+					const answer = useRefreshToken.call(this, token);
+					if (token === chainHead) {
+						refusing.mockRestore();
+						store.edit('clinicRefreshTokenApi', {
+							accessToken: rotated.access_token,
+							rotatedRefreshToken: rotated.refresh_token,
+							expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+						});
+					}
+					return answer;
+				});
+			},
+		})
+		.finally(() => refusing.mockRestore());
 	expect(inB.error).toBeUndefined();
 	expect(inB.output?.[0].map((item) => item.json.statusCode)).toEqual([200, 200]);
 	// A's rotation and B's one refused attempt: B did not loop.

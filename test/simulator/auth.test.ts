@@ -192,20 +192,27 @@ describe('refresh token reuse (two processes holding the same token)', () => {
 describe('token lifetime and revocation', () => {
 	test('an access token is refused once created_at + expires_in has passed (lifetime 1 s)', async () => {
 		sim.setTokenLifetime(1);
-		const answer = await passwordGrant(sim);
-		expect(answer.json.expires_in).toBe(1);
-		const token = answer.json.access_token;
-		expect((await api(sim, token, '/consultations/1')).status).toBe(200);
-		await new Promise((resolve) => setTimeout(resolve, 1100));
-		const expired = await api(sim, token, '/consultations/1');
-		expect(expired.status).toBe(401);
-		expect(expired.json).toEqual({ error: 'Unauthorized' });
-		// its refresh token still works
-		const refreshed = await request(tokenUrl(), {
-			method: 'POST',
-			body: { grant_type: 'refresh_token', refresh_token: answer.json.refresh_token },
-		});
-		expect(refreshed.status).toBe(200);
+		// The simulator's clock (Date.now, in this process) stands still until moved on: no real waiting.
+		const start = Date.now();
+		const clock = jest.spyOn(Date, 'now').mockReturnValue(start);
+		try {
+			const answer = await passwordGrant(sim);
+			expect(answer.json.expires_in).toBe(1);
+			const token = answer.json.access_token;
+			expect((await api(sim, token, '/consultations/1')).status).toBe(200);
+			clock.mockReturnValue(start + 1100);
+			const expired = await api(sim, token, '/consultations/1');
+			expect(expired.status).toBe(401);
+			expect(expired.json).toEqual({ error: 'Unauthorized' });
+			// its refresh token still works
+			const refreshed = await request(tokenUrl(), {
+				method: 'POST',
+				body: { grant_type: 'refresh_token', refresh_token: answer.json.refresh_token },
+			});
+			expect(refreshed.status).toBe(200);
+		} finally {
+			clock.mockRestore();
+		}
 	});
 
 	test('expireAccessTokens expires access tokens only; revokeAllTokens revokes refresh tokens too', async () => {

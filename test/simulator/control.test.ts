@@ -51,7 +51,8 @@ describe('rate limit and latency (spec requests only)', () => {
 	});
 
 	test('requests in flight: one more than the limit while they are answered is refused', async () => {
-		sim.setLatency(150);
+		// Held long enough that all five are in before the first is answered, however slow the machine.
+		sim.setLatency(2000);
 		sim.setRateLimit({ maxInFlight: 3, retryAfterSeconds: 2 });
 		const answers = await Promise.all(Array.from({ length: 5 }, () => api(sim, undefined, '/states/1')));
 		expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 429, 429]);
@@ -69,7 +70,8 @@ describe('rate limit and latency (spec requests only)', () => {
 	});
 
 	test('latency delays spec answers, not control answers', async () => {
-		sim.setLatency(1500);
+		// Far longer than a control round trip takes on a loaded machine.
+		sim.setLatency(5000);
 		let specAnswered = false;
 		const spec = api(sim, undefined, '/waiting_rooms').then((answer) => {
 			specAnswered = true;

@@ -219,7 +219,8 @@ describe('retries', () => {
 	});
 
 	test('a subscription deleted while retries are pending gets no more attempts', async () => {
-		const slow = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 300 });
+		// A retry delay far longer than the DELETE takes on any machine; deleting ends the wait.
+		const slow = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 600_000 });
 		try {
 			const slowToken = await accessToken(slow);
 			const failing = await receiver(() => 500);
@@ -261,15 +262,23 @@ describe('duplicates', () => {
 		let open = 0;
 		let overlapping = 0;
 		const target = await receiver();
-		// A receiver that holds each request briefly, to see that the copies overlap.
+		// A receiver that holds each request until two are open (or 5 s pass), to see that the copies overlap.
+		const held: Array<() => void> = [];
 		const slowServer = http.createServer((req, res) => {
 			open++;
 			overlapping = Math.max(overlapping, open);
 			req.resume();
-			setTimeout(() => {
+			let answered = false;
+			const answer = () => {
+				if (answered) return;
+				answered = true;
+				clearTimeout(fallback);
 				open--;
 				res.end('ok');
-			}, 50);
+			};
+			const fallback = setTimeout(answer, 5_000);
+			held.push(answer);
+			if (open === 2) held.splice(0).forEach((release) => release());
 		});
 		await new Promise<void>((resolve) => slowServer.listen(0, '127.0.0.1', resolve));
 		try {

@@ -60,7 +60,8 @@ export class EventBus {
 	private readonly pending = new Set<Promise<void>>();
 	/** Per event with deliveries: each delivery's status and a promise settled when all are over. */
 	private readonly progress = new Map<number, { statuses: DeliveryStatus[]; settled: Promise<void> }>();
-	private readonly timers = new Map<NodeJS.Timeout, () => void>();
+	/** Retry delays under way: each one's wake-up, and the subscription it waits for. */
+	private readonly timers = new Map<NodeJS.Timeout, { wake: () => void; subscriptionId: number }>();
 	private readonly inFlight = new Set<http.ClientRequest>();
 	private closed = false;
 	private readonly httpAgent = new http.Agent({ keepAlive: false });
@@ -100,6 +101,7 @@ export class EventBus {
 		if (!subscription || subscription.deleted_at !== null) return false;
 		subscription.status = 'disabled';
 		subscription.deleted_at = nowIso();
+		this.wakeRetries(id);
 		return true;
 	}
 
@@ -113,7 +115,18 @@ export class EventBus {
 		if (!subscription || subscription.deleted_at !== null) return false;
 		subscription.status = 'disabled';
 		if (how === 'delete') subscription.deleted_at = nowIso();
+		this.wakeRetries(id);
 		return true;
+	}
+
+	/** A stopped subscription's waiting retries end now (they find it stopped and make no attempt). */
+	private wakeRetries(subscriptionId: number): void {
+		for (const [timer, sleeper] of this.timers) {
+			if (sleeper.subscriptionId !== subscriptionId) continue;
+			clearTimeout(timer);
+			this.timers.delete(timer);
+			sleeper.wake();
+		}
 	}
 
 	private record(suffix: string, name: string, value: unknown, createdAt = nowIso()): EventRecord {
@@ -210,9 +223,9 @@ export class EventBus {
 
 	async close(): Promise<void> {
 		this.closed = true;
-		for (const [timer, wake] of this.timers) {
+		for (const [timer, sleeper] of this.timers) {
 			clearTimeout(timer);
-			wake();
+			sleeper.wake();
 		}
 		this.timers.clear();
 		for (const request of this.inFlight) request.destroy(new Error('simulator closed'));
@@ -227,13 +240,13 @@ export class EventBus {
 		return tracked;
 	}
 
-	private sleep(ms: number): Promise<void> {
+	private sleep(ms: number, subscriptionId: number): Promise<void> {
 		return new Promise((resolve) => {
 			const timer = setTimeout(() => {
 				this.timers.delete(timer);
 				resolve();
 			}, ms);
-			this.timers.set(timer, resolve);
+			this.timers.set(timer, { wake: resolve, subscriptionId });
 		});
 	}
 
@@ -278,7 +291,9 @@ export class EventBus {
 			if (retriesLeft === 0) return 'exhausted';
 			retriesLeft--;
 			event.tries_left = Math.max(0, event.tries_left - 1);
-			await this.sleep(this.options.retryDelayMs);
+			// Stopped already: no need to wait out the delay (a stop during it wakes it).
+			if (subscription.status !== 'enabled') return 'stopped';
+			await this.sleep(this.options.retryDelayMs, subscription.id);
 			if (subscription.status !== 'enabled') return 'stopped';
 		}
 	}

@@ -9,7 +9,7 @@
  */
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
-import { emittedEvents, forgetSeenLogs } from '../../nodes/ClinicTrigger/eventResolution';
+import { forgetDuplicateCheck } from '../../nodes/ClinicTrigger/eventResolution';
 import { forgetEventLogEnds } from '../../nodes/shared/webhookService';
 import { activateTrigger, deliverWebhook } from '../helpers/trigger';
 import type { DeliveryResult, HookResult } from '../helpers/trigger';
@@ -43,9 +43,8 @@ beforeEach(() => {
 	sim.reset();
 	sim.setEventOrder('oldest-first');
 	sim.onEventsPage(null);
-	emittedEvents.clear();
+	forgetDuplicateCheck();
 	forgetEventLogEnds();
-	forgetSeenLogs();
 });
 
 afterEach(() => {
@@ -164,7 +163,7 @@ describe('a remembered end that no longer holds: the delivery still finds its ev
 	it('the log was reset and is shorter now', async () => {
 		await warmOn(5000);
 		sim.reset();
-		emittedEvents.clear();
+		forgetDuplicateCheck();
 		seed(30);
 		const event = logEvent();
 		const { result } = await deliver(event.value);
@@ -175,7 +174,7 @@ describe('a remembered end that no longer holds: the delivery still finds its ev
 	it('the log was reset and is empty but for the delivered event', async () => {
 		await warmOn(300);
 		sim.reset();
-		emittedEvents.clear();
+		forgetDuplicateCheck();
 		const event = logEvent();
 		expect(eventIdOf((await deliver(event.value)).result)).toBe(event.id);
 	});
@@ -183,7 +182,7 @@ describe('a remembered end that no longer holds: the delivery still finds its ev
 	it('the log was reset and rebuilt with other events at the remembered place', async () => {
 		const before = await warmOn(2000);
 		sim.reset();
-		emittedEvents.clear();
+		forgetDuplicateCheck();
 		sim.seedEvents(100, 'invoice', 'invoice-updated');
 		seed(2500);
 		const event = logEvent();
@@ -195,7 +194,7 @@ describe('a remembered end that no longer holds: the delivery still finds its ev
 	it('the log was reset and refilled the same way up to the remembered end: read on from there', async () => {
 		await warmOn(2000);
 		sim.reset();
-		emittedEvents.clear();
+		forgetDuplicateCheck();
 		seed(2000); // the same ids at the same offsets: indistinguishable, and still the log as it is
 		seed(40);
 		const event = logEvent();
@@ -280,6 +279,21 @@ describe('a burst of deliveries', () => {
 		}
 		expect(ran.sort((a, b) => Number(a) - Number(b))).toEqual(events.map((event) => event.id));
 	}, 120_000);
+
+	it('a delivery the log could not place ran without an id: its copy, placed later, runs nothing; a second event with that payload still runs', async () => {
+		const value = { id: 88, first_name: 'Iris', last_name: 'Unplaced' };
+		logEvent(value);
+		sim.addFault({ kind: 'status', host: 'webhooks', path: '/events', status: 500 });
+		const first = await send(value);
+		expect(first.workflowData).toBeDefined();
+		expect(eventIdOf(first)).toBeNull();
+		sim.clearFaults();
+		const copy = await send(value);
+		expect(copy.workflowData).toBeUndefined();
+		expect(copy.response.body).toEqual({ received: true, duplicate: true });
+		const second = logEvent(value);
+		expect(eventIdOf(await send(value))).toBe(second.id);
+	});
 
 	it('stays as strict: in a burst, a redelivery runs nothing and two events with the same payload both run', async () => {
 		seed(200);

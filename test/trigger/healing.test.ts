@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import { emittedEvents } from '../../nodes/ClinicTrigger/eventResolution';
+import { forgetDuplicateCheck } from '../../nodes/ClinicTrigger/eventResolution';
 import { forgetLivenessLooks } from '../../nodes/ClinicTrigger/healing';
 import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 import { activateTrigger } from '../helpers/trigger';
@@ -33,7 +33,7 @@ afterAll(async () => {
 beforeEach(() => {
 	sim.reset();
 	recentDeliveries.clear();
-	emittedEvents.clear();
+	forgetDuplicateCheck();
 	forgetLivenessLooks();
 	receiver.results.length = 0;
 });

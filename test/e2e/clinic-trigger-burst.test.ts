@@ -1,0 +1,125 @@
+/**
+ * The Clinic Trigger under a burst, as a clinic's service sends after an outage: 300
+ * distinct events logged within a moment, each delivered twice (the copies at once, then
+ * one after the other). Each event starts exactly one run, with its event id; none is lost.
+ * The simulator waits as long as n8n needs to answer (no retries of slow answers), so every
+ * run n8n starts is one it answered for, and the count is exact.
+ */
+import { startSimulator, type Simulator } from '../simulator';
+import {
+	ALL_N8N_VERSIONS,
+	importCredentials,
+	importWorkflows,
+	nodeJson,
+	packRepository,
+	startN8n,
+	useN8nContext,
+	type Execution,
+	type N8nServer,
+	type WorkflowImport,
+} from './harness';
+import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
+import { acceptedAsNew, storedRuns } from './support/runs';
+
+const BURST = 300;
+const TRIGGER = 'Patient Updated';
+
+function patientUpdatedWorkflow(): WorkflowImport {
+	return {
+		name: 'Patient updated (burst)',
+		nodes: [
+			{
+				id: 'patient-updated-burst',
+				name: TRIGGER,
+				type: 'n8n-nodes-clinic.clinicTrigger',
+				typeVersion: 1.1,
+				position: [0, 0],
+				webhookId: '7c2e9a41-5b3d-4f8e-9a16-3d5b7c9e1f24',
+				parameters: { authentication: 'clinicApi', events: ['patient:patient-updated'], options: { allowInsecureUrl: true } },
+				credentials: { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } },
+			},
+		],
+		connections: {},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+describe.each(ALL_N8N_VERSIONS)('Clinic Trigger under a burst, n8n %s', (version) => {
+	let sim: Simulator;
+	let server: N8nServer;
+	let workflowId: string;
+	let round = 0;
+
+	const n8n = useN8nContext({ version, label: 'burst' }, async (ctx) => {
+		// The service waits for each answer as long as n8n takes (n8n 2.x answers once the run is stored).
+		sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 100, deliveryTimeoutMs: 10 * 60_000 });
+		ctx.installPackage(packRepository(ctx.rootDir));
+		await importCredentials(ctx, simulatorCredentials(sim));
+		[workflowId] = await importWorkflows(ctx, [patientUpdatedWorkflow()]);
+		server = n8n.track(await startN8n(ctx));
+		await server.activateWorkflow(workflowId);
+	});
+
+	afterAll(async () => {
+		await sim?.close();
+	});
+
+	/** Emits BURST events at once, each delivered twice as `copies` says; answers the runs they started. */
+	async function burst(copies: 'concurrent' | 'sequential') {
+		// Each burst's patients have ids of their own (ids stay in the trigger's Simplified output).
+		const firstId = ++round * 10_000;
+		sim.setDuplicateDeliveries(copies);
+		const events = await Promise.all(
+			Array.from({ length: BURST }, async (_, i) => await sim.emit('patient', 'patient-updated', { id: firstId + i, first_name: 'Ana' })),
+		);
+		sim.setDuplicateDeliveries('off');
+		// Both copies of each went out and got an answer (n8n may refuse one it cannot take now: a
+		// 503 starts nothing), so every run n8n started is one it answered for.
+		for (const event of events) {
+			expect(event.logs.length).toBeGreaterThanOrEqual(2);
+			expect(event.logs.filter((log) => log.response_code === null)).toEqual([]);
+		}
+		const accepted = events.reduce(
+			(sum, event) => sum + acceptedAsNew(event.logs.map((log) => ({ status: log.response_code, text: log.response }))),
+			0,
+		);
+		const ofThisBurst = (execution: Execution) => {
+			const id = Number((nodeJson(execution, TRIGGER)[0]?.value as { id?: unknown } | undefined)?.id);
+			return id >= firstId && id < firstId + BURST;
+		};
+		const runs = await storedRuns(server, workflowId, ofThisBurst, accepted, 10 * 60_000);
+		return { events, accepted, runs };
+	}
+
+	/**
+	 * Exactly one run per event: each patient's event ran once, and a run carries its own
+	 * event's id (or none, when the event log could not answer in time; its copy then ran nothing).
+	 */
+	function expectOneRunPerEvent({ events, accepted, runs }: Awaited<ReturnType<typeof burst>>) {
+		expect(accepted).toBe(BURST);
+		const ran = runs.map((run) => nodeJson(run, TRIGGER)[0]);
+		const patientIds = ran.map((json) => Number((json.value as { id: number }).id)).sort((a, b) => a - b);
+		const patientOf = (event: { value: unknown }) => (event.value as { id: number }).id;
+		expect(patientIds).toEqual(events.map(patientOf).sort((a, b) => a - b));
+		const eventOf = new Map(events.map((event) => [patientOf(event), event.id]));
+		for (const json of ran) {
+			if (json.eventId !== null) expect(json.eventId).toBe(eventOf.get((json.value as { id: number }).id));
+		}
+	}
+
+	it(
+		'300 events, each delivered twice at once: one run per event, none twice',
+		n8n.run(async () => {
+			expectOneRunPerEvent(await burst('concurrent'));
+		}),
+		20 * 60_000,
+	);
+
+	it(
+		'300 events, each delivered twice one copy after the other: one run per event, none twice',
+		n8n.run(async () => {
+			expectOneRunPerEvent(await burst('sequential'));
+		}),
+		20 * 60_000,
+	);
+});
