@@ -147,7 +147,7 @@ export async function heal(
 		// Since the stale subscription was made; when the service no longer lists it, only
 		// what it tried to deliver here: older events were never this trigger's.
 		const missed = recent
-			.filter((record) => (since ? record.created_at >= since : sentTo(record, ownPath)) && !heardAt(record, ownPath))
+			.filter((record) => (since ? !loggedBefore(record, since) : sentTo(record, ownPath)) && !heardAt(record, ownPath))
 			.sort((a, b) => a.id - b.id)
 			.filter((record) => claimEvent(triggerKeyOf(key), record.id));
 		for (const record of missed) {
@@ -167,6 +167,15 @@ export async function heal(
 	}
 	ctx.logger.warn(`Clinic Trigger "${node.name}": ${what}; subscribed again and caught up ${items.length} missed event(s)`);
 	return items;
+}
+
+/**
+ * Logged before `since`, compared as instants: a service may render one time in UTC and
+ * another with an offset or fractions of a second. An event whose time cannot be read is
+ * not taken as older (it is caught up rather than lost; a repeat is told by its id).
+ */
+export function loggedBefore(event: { created_at: string }, since: string): boolean {
+	return Date.parse(event.created_at) < Date.parse(since);
 }
 
 function deliveriesTo(event: EventRecord, path: string): IDataObject[] {

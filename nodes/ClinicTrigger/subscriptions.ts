@@ -40,7 +40,7 @@ import type { StoredSubscription } from './storage';
 import type { IntegrationCredentialType } from '../shared/transport';
 
 export { EVENT_QUERY_PARAMETER, addressOf, callbackUrl, eventKeyOfUrl, isSecureUrl, pathOf } from '../shared/urls';
-import { addressOf, callbackUrl, eventKeyOfUrl, isSecureUrl, pathOf } from '../shared/urls';
+import { addressOf, callbackUrl, eventKeyOfUrl, isSecureUrl, pathOf, sameUrl } from '../shared/urls';
 
 /**
  * The catalog event a listed subscription is for, when its address, topic and event name
@@ -120,7 +120,7 @@ class Subscriptions {
 			.filter(
 				(s) =>
 					isLive(s) &&
-					s.url === url &&
+					sameUrl(s.url ?? '', url) &&
 					s.event_topic === topic &&
 					s.event_name === event.name &&
 					(s.authentication_data?.secret === undefined || s.authentication_data.secret === secret),

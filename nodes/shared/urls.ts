@@ -55,8 +55,22 @@ export function insecureWebhookAddressMessage(address: string): { message: strin
 	};
 }
 
-export function joinUrl(base: string, path: string): string {
-	return `${base}${path.startsWith('/') ? path : `/${path}`}`;
+/**
+ * Two addresses that name the same place: a service may store an address normalised
+ * (a trailing slash, the query in another order, the host in capitals).
+ */
+export function sameUrl(a: string, b: string): boolean {
+	const normal = (value: string) => {
+		try {
+			const url = new URL(value);
+			url.searchParams.sort();
+			url.pathname = url.pathname.replace(/\/+$/, '');
+			return url.toString();
+		} catch {
+			return value;
+		}
+	};
+	return a === b || normal(a) === normal(b);
 }
 
 // ---- callback addresses of the Clinic Trigger ----------------------------------------

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { forgetDuplicateCheck } from '../../nodes/ClinicTrigger/eventResolution';
-import { forgetLivenessLooks } from '../../nodes/ClinicTrigger/healing';
+import { forgetLivenessLooks, loggedBefore } from '../../nodes/ClinicTrigger/healing';
 import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 import { activateTrigger } from '../helpers/trigger';
 import { startSimulator } from '../simulator';
@@ -150,5 +150,24 @@ describe('a subscription the service stopped', () => {
 		await sim.emit('patient', 'patient-created', { id: 1 });
 		await sim.emit('patient', 'patient-created', { id: 2 });
 		expect(sim.log.filter((entry) => entry.method === 'GET' && entry.path === '/webhooks')).toHaveLength(1);
+	});
+});
+
+describe('which events came after a stale subscription was made', () => {
+	// A Rails service in Mexico: the subscription stamped in UTC without fractions, events with an offset and milliseconds.
+	const since = '2026-11-26T16:00:00Z';
+
+	it('compares instants, not the text: an event at 10:00:00.500-06:00 came after 16:00:00Z', () => {
+		expect(loggedBefore({ created_at: '2026-11-26T10:00:00.500-06:00' }, since)).toBe(false);
+		expect(loggedBefore({ created_at: '2026-11-26T16:00:00.000Z' }, since)).toBe(false);
+	});
+
+	it('an event at 20:00+05:00 came before it, though its text sorts after (it is not caught up again)', () => {
+		expect(loggedBefore({ created_at: '2026-11-26T20:00:00+05:00' }, since)).toBe(true);
+		expect(loggedBefore({ created_at: '2026-11-26T09:59:59.999-06:00' }, since)).toBe(true);
+	});
+
+	it('an event whose time cannot be read is not taken as older (caught up, not lost)', () => {
+		expect(loggedBefore({ created_at: 'yesterday' }, since)).toBe(false);
 	});
 });
