@@ -46,8 +46,8 @@ interface Flight {
 	/** For callers whose data has no signing key yet: all of them get this one. */
 	newSigningKey: string;
 }
-const flights = new Map<string, Flight>();
-const FLIGHTS_KEPT = 200;
+const pendingSignIns = new Map<string, Flight>();
+const PENDING_SIGN_INS_KEPT = 200;
 
 function stillValid(session: IDataObject | undefined): boolean {
 	if (!session) return false;
@@ -64,19 +64,19 @@ export function staleTokenOf(credentials: ICredentialDataDecryptedObject): strin
 export const STALE_TOKEN_KEY = 'staleAccessToken';
 
 async function singleFlight(fingerprint: string, staleToken: string, run: () => Promise<IDataObject>): Promise<Flight> {
-	const current = flights.get(fingerprint);
+	const current = pendingSignIns.get(fingerprint);
 	if (current && current.staleToken === staleToken && (!current.settled || stillValid(current.settled))) {
 		await current.result;
 		return current;
 	}
 	const flight: Flight = { staleToken, result: run(), newSigningKey: randomBytes(32).toString('hex') };
-	flights.delete(fingerprint);
-	flights.set(fingerprint, flight);
-	if (flights.size > FLIGHTS_KEPT) flights.delete(flights.keys().next().value as string);
+	pendingSignIns.delete(fingerprint);
+	pendingSignIns.set(fingerprint, flight);
+	if (pendingSignIns.size > PENDING_SIGN_INS_KEPT) pendingSignIns.delete(pendingSignIns.keys().next().value as string);
 	flight.result.then(
 		(session) => (flight.settled = session),
 		// A failure is not kept: the next attempt (after the user fixes the credential) runs anew.
-		() => flights.get(fingerprint) === flight && flights.delete(fingerprint),
+		() => pendingSignIns.get(fingerprint) === flight && pendingSignIns.delete(fingerprint),
 	);
 	await flight.result;
 	return flight;
@@ -201,6 +201,6 @@ export const WEBHOOK_SIGNING_KEY = 'webhookSigningKey';
 
 /** For tests: forget every cached exchange. */
 export function forgetExchanges(): void {
-	flights.clear();
+	pendingSignIns.clear();
 	refusedRefreshTokens.clear();
 }

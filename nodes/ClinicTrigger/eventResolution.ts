@@ -76,7 +76,7 @@ async function readLog(ctx: IWebhookFunctions, client: ClinicClient, key: string
 	const log = new EventLog(ctx, client);
 	const kept = keptLogs.get(key);
 	if (kept && kind === 'recent') {
-		const added = await log.readOn(filter, kept.events[0]);
+		const added = await log.readSince(filter, kept.events[0]);
 		if (added) {
 			const events = [...added.reverse(), ...kept.events];
 			keepLog(key, { events, searched: kept.searched });

@@ -6,9 +6,9 @@
  * 2. event: `?event=<key>` names an event this trigger listens for -> else 404;
  * 3. proof: signature (or secret) verified over the raw bytes in constant time, with the
  *    credential's current signing key -> else 401. A delivery whose subscription was made
- *    with the credential's previous key cannot be verified: the trigger is deaf, so it
- *    subscribes again and catches up from the event log instead (healing.ts);
- * 4. a verified delivery also finds a subscription the service stopped (healing.ts);
+ *    with the credential's previous key cannot be verified: the subscription is stale, so it
+ *    subscribes again and catches up from the event log instead (resubscribe.ts);
+ * 4. a verified delivery also finds a subscription the service stopped (resubscribe.ts);
  * 5. repeat -> 200: by default every logged event with this payload was emitted already
  *    (eventResolution.ts); or, opted in, the same body accepted within the window.
  *
@@ -30,7 +30,7 @@ import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
 import type { DuplicateCheck } from './description';
 import type { EventRecord } from '../shared/webhookService';
 import { EVENT_LOG_CHECK_MS, resolveDelivery } from './eventResolution';
-import { eventsOfOldSigningKey, findDeafness, heal } from './healing';
+import { eventsOfOldSigningKey, findStaleSubscriptions, resubscribe } from './resubscribe';
 import { secretOf, storedSubscriptions } from './storage';
 import { EVENT_QUERY_PARAMETER } from './subscriptions';
 import { shapeTriggerItems } from '../shared/output';
@@ -57,14 +57,14 @@ function respond(ctx: IWebhookFunctions, answer: Answer): void {
 
 /**
  * The node's own answer, and a run of `items` when there are any (events caught up by
- * healing). Answering itself is what makes n8n 2.x save the static data healing changed.
+ * resubscribing). Answering itself is what makes n8n 2.x save the static data resubscribing changed.
  */
 function answerAndRun(ctx: IWebhookFunctions, answer: Answer, items: INodeExecutionData[]): IWebhookResponseData {
 	respond(ctx, answer);
 	return items.length > 0 ? { noWebhookResponse: true, workflowData: [shapeTriggerItems(ctx, items)] } : { noWebhookResponse: true };
 }
 
-/** This trigger node, as the liveness look keys when it last looked. */
+/** This trigger node, as the stale subscription check keys when it last looked. */
 function triggerScopeOf(ctx: IWebhookFunctions): string {
 	return [ctx.getWorkflow().id ?? '', ctx.getNode().name].join('\n');
 }
@@ -150,18 +150,18 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	if (!verification.ok) {
 		const oldKeyEvents = eventsOfOldSigningKey(allStored, signingKey);
 		if (!oldKeyEvents.includes(key)) return answerAndRun(this, { status: 401, body: { error: 'Unauthorized' } }, []);
-		// Subscribed with the previous key: heal, and this event is among those caught up.
-		const recovered = await heal(this, { reason: 'signingKeyChanged', keys: oldKeyEvents }, allStored, eventKeyOf);
+		// Subscribed with the previous key: resubscribe, and this event is among those caught up.
+		const recovered = await resubscribe(this, { reason: 'signingKeyChanged', keys: oldKeyEvents }, allStored, eventKeyOf);
 		return answerAndRun(this, { status: 200, body: { received: true } }, recovered);
 	}
 
 	// 4. A subscription the service stopped (or, without verification, a changed key).
-	const deafness = await findDeafness(this, client, allStored, triggerScopeOf(this), signingKey);
-	const recovered = deafness ? await heal(this, deafness, allStored, eventKeyOf) : [];
-	if (deafness?.reason === 'signingKeyChanged' && deafness.keys.includes(key)) {
+	const stale = await findStaleSubscriptions(this, client, allStored, triggerScopeOf(this), signingKey);
+	const recovered = stale ? await resubscribe(this, stale, allStored, eventKeyOf) : [];
+	if (stale?.reason === 'signingKeyChanged' && stale.keys.includes(key)) {
 		return answerAndRun(this, { status: 200, body: { received: true } }, recovered);
 	}
-	// As healing left it: a subscription made again has a new id.
+	// As resubscribing left it: a subscription made again has a new id.
 	const subscription = storedSubscriptions(staticData).get(key);
 
 	let topic = subscription?.topic ?? '';

@@ -155,7 +155,7 @@ interface Setup {
 	address: string;
 }
 
-/** Activation (n8n's hooks) or healing (a delivery): both subscribe with what either offers. */
+/** Activation (n8n's hooks) or resubscribing (a delivery): both subscribe with what either offers. */
 type SubscribingContext = IHookFunctions | IWebhookFunctions;
 
 function readSetup(ctx: SubscribingContext): Setup {
@@ -247,7 +247,7 @@ export async function create(this: IHookFunctions): Promise<boolean> {
 }
 
 /**
- * What `create` does, for healing too. The node checked the address and the webhook
+ * What `create` does, for resubscribing too. The node checked the address and the webhook
  * service address first (preflight.ts).
  */
 export async function subscribe(ctx: SubscribingContext): Promise<void> {

@@ -3,7 +3,7 @@
  * of the Clinic node in this n8n process ("Parallel Requests: Automatic").
  *
  * As TCP's congestion window: the window starts at INITIAL_WINDOW and doubles per round
- * trip of healthy answers until the first sign of overload, then grows by one per window's
+ * trip of successful answers until the first sign of overload, then grows by one per window's
  * worth; a 429, 503 or timeout halves it (once per round trip), and a Retry-After holds
  * every request to the host until it has passed. A window limits requests in flight, not
  * per second: against a per-second limit a fast service would refuse a whole window at a
@@ -26,7 +26,7 @@ export const IDLE_RESET_MS = 60_000;
 const PACE_MARGIN = 0.9;
 const PACE_QUICKENS_MS = 5000;
 const SENDS_KEPT = 2000;
-/** Rounds of healthy answers before the window grows back to the size that overloaded the service. */
+/** Rounds of successful answers before the window grows back to the size that overloaded the service. */
 const PROBE_PATIENCE = 8;
 
 /** The node's maximum in flight; not adaptive: a fixed number, held back only by Retry-After. */
@@ -57,8 +57,8 @@ export class HostLimiter {
 	private granted = 0;
 	private grantedAtCut = -1;
 	private lastActivity = 0;
-	/** When healthy answers' requests were sent, to learn a pace from. */
-	private healthySends: number[] = [];
+	/** When successful answers' requests were sent, to learn a pace from. */
+	private acceptedSends: number[] = [];
 	private spacing = 0;
 	private spacingLearnedAt = 0;
 
@@ -69,7 +69,7 @@ export class HostLimiter {
 	/** Resolves when the request may be sent, with what to call once its answer (or failure) is in. */
 	async acquire(options: LimitOptions, retry = false): Promise<(outcome: AttemptOutcome) => void> {
 		if (this.inFlight === 0 && this.queue.length === 0 && Date.now() - this.lastActivity > IDLE_RESET_MS) {
-			Object.assign(this, { window: INITIAL_WINDOW, threshold: Infinity, overloadedAt: Infinity, answersSinceGrowth: 0, spacing: 0, healthySends: [] });
+			Object.assign(this, { window: INITIAL_WINDOW, threshold: Infinity, overloadedAt: Infinity, answersSinceGrowth: 0, spacing: 0, acceptedSends: [] });
 		}
 		const sequence = await new Promise<number>((grant) => {
 			// A request sent again after a 429 goes ahead of those not sent yet.
@@ -94,8 +94,8 @@ export class HostLimiter {
 	}
 
 	private grow(sentAt: number, windowFull: boolean): void {
-		this.healthySends.push(sentAt);
-		if (this.healthySends.length > 2 * SENDS_KEPT) this.healthySends = this.healthySends.slice(-SENDS_KEPT);
+		this.acceptedSends.push(sentAt);
+		if (this.acceptedSends.length > 2 * SENDS_KEPT) this.acceptedSends = this.acceptedSends.slice(-SENDS_KEPT);
 		if (!windowFull || this.window >= WINDOW_CEILING) return;
 		const patience = this.window + 1 >= this.overloadedAt ? PROBE_PATIENCE : 1;
 		if (this.window < this.threshold || ++this.answersSinceGrowth >= this.window * patience) {
@@ -116,9 +116,9 @@ export class HostLimiter {
 		// period (at least a second) before it said "too many" is the most it takes per such
 		// period, so send at a little less than that.
 		const now = Date.now();
-		if (this.pausedUntil <= now || this.healthySends.length === 0) return;
+		if (this.pausedUntil <= now || this.acceptedSends.length === 0) return;
 		const period = Math.max(1000, this.pausedUntil - now);
-		const accepted = this.healthySends.filter((at) => at > now - period).length;
+		const accepted = this.acceptedSends.filter((at) => at > now - period).length;
 		this.spacing = accepted > 0 ? period / (accepted * PACE_MARGIN) : period;
 		this.spacingLearnedAt = now;
 	}

@@ -271,13 +271,13 @@ export class EventLog {
 	/** `recent`, plus the number of matching events when the service lists oldest first. */
 	async tail(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<{ events: EventRecord[]; oldestFirstLength?: number }> {
 		const endKey = await this.endKey(filter);
-		const known = knownEnds.get(endKey);
+		const known = logEnds.get(endKey);
 		const fromKnown = known && (await this.tailFromKnownEnd(filter, max, pageSize, known));
 		if (fromKnown) {
 			rememberEnd(endKey, fromKnown.end);
 			return { events: fromKnown.events, oldestFirstLength: fromKnown.length };
 		}
-		knownEnds.delete(endKey);
+		logEnds.delete(endKey);
 		const first = await this.page(filter, 0, pageSize);
 		if (first.events.length === 0) return { events: [] };
 		const order = orderOf(first.events);
@@ -308,9 +308,9 @@ export class EventLog {
 	 * its place (reset, shortened, reordered), or when more than `maxPages` pages were logged
 	 * since (`tail` finds that end sooner).
 	 */
-	async readOn(filter: EventFilter, last: EventRecord, pageSize = DEFAULT_PAGE_SIZE, maxPages = 2): Promise<EventRecord[] | undefined> {
+	async readSince(filter: EventFilter, last: EventRecord, pageSize = DEFAULT_PAGE_SIZE, maxPages = 2): Promise<EventRecord[] | undefined> {
 		const endKey = await this.endKey(filter);
-		const known = knownEnds.get(endKey);
+		const known = logEnds.get(endKey);
 		if (known?.lastId !== last.id) return undefined;
 		const read: EventRecord[] = [];
 		let offset = known.length - 1;
@@ -443,19 +443,19 @@ const KNOWN_ENDS_KEPT = 1000;
  * looks at the end of the log on every delivery. Only a hint: `tail` checks it against
  * what the service lists and searches afresh when it does not hold.
  */
-const knownEnds = new Map<string, KnownEnd>();
+const logEnds = new Map<string, KnownEnd>();
 
 function rememberEnd(key: string, end: KnownEnd | undefined): void {
 	if (!end) return;
 	// Most recently used last: the first key is the one to drop.
-	knownEnds.delete(key);
-	knownEnds.set(key, end);
-	if (knownEnds.size > KNOWN_ENDS_KEPT) knownEnds.delete(knownEnds.keys().next().value as string);
+	logEnds.delete(key);
+	logEnds.set(key, end);
+	if (logEnds.size > KNOWN_ENDS_KEPT) logEnds.delete(logEnds.keys().next().value as string);
 }
 
 /** Forgets every remembered log end (tests start from a fresh process's state). */
 export function forgetEventLogEnds(): void {
-	knownEnds.clear();
+	logEnds.clear();
 }
 
 export type ListOrder = 'oldest-first' | 'newest-first';

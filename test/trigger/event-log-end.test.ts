@@ -1,6 +1,6 @@
 /**
  * The duplicate check's reads of the event log per delivery (nodes/shared/webhookService.ts
- * `EventLog.tail`, `EventLog.readOn`): on an oldest-first log the process remembers where
+ * `EventLog.tail`, `EventLog.readSince`): on an oldest-first log the process remembers where
  * the log ended and its newest events, and reads only what was logged since, one request
  * per delivery instead of a search over the whole log; when the log no longer looks as
  * remembered (shorter, reset, reordered, capped pages) the delivery is still matched to

@@ -1,5 +1,5 @@
 /**
- * A Clinic Trigger that cannot hear, inside a running n8n: while the webhook service is
+ * A Clinic Trigger that has a stale subscription, inside a running n8n: while the webhook service is
  * down a delivery it cannot verify fails visibly (a failed execution naming the cause);
  * once the service answers, the trigger subscribes again with the credential's new key
  * and runs the events it missed, each once, marked `recovered`. A subscription the service
@@ -22,7 +22,7 @@ import {
 	type WorkflowImport,
 } from './harness';
 
-const CREDENTIAL = { id: 'clinicHealing01', name: 'Clinic API (healing)' };
+const CREDENTIAL = { id: 'clinicHealing01', name: 'Clinic API (resubscribing)' };
 const TRIGGER = 'Patient Events';
 
 function triggerWorkflow(name: string, webhookId: string, events: string[]): WorkflowImport {
@@ -50,19 +50,19 @@ const setups: Array<[string, string]> = [
 	['2.41', N8N_VERSIONS.v2],
 ];
 
-describe.each(setups)('Clinic Trigger healing in n8n %s', (_label, version) => {
+describe.each(setups)('Clinic Trigger resubscribing in n8n %s', (_label, version) => {
 	let sim: Simulator;
 	let server: N8nServer;
 	let keyWorkflowId: string;
 	let disabledWorkflowId: string;
 
-	const n8n = useN8nContext({ version, label: 'healing' }, async (ctx) => {
+	const n8n = useN8nContext({ version, label: 'resubscribing' }, async (ctx) => {
 		sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 100 });
 		ctx.installPackage(packRepository(ctx.rootDir));
 		await importCredentials(ctx, [{ ...CREDENTIAL, type: 'clinicApi', data: passwordCredentialData(sim) }]);
 		[keyWorkflowId, disabledWorkflowId] = await importWorkflows(ctx, [
-			triggerWorkflow('Healing: signing key', '6a0e2d1c-4b7f-4e21-9c3d-1f2e3d4c5b61', ['patient:patient-updated']),
-			triggerWorkflow('Healing: disabled subscription', '7b1f3e2d-5c8a-4f32-8d4e-2a3b4c5d6e72', [
+			triggerWorkflow('Resubscribing: signing key', '6a0e2d1c-4b7f-4e21-9c3d-1f2e3d4c5b61', ['patient:patient-updated']),
+			triggerWorkflow('Resubscribing: disabled subscription', '7b1f3e2d-5c8a-4f32-8d4e-2a3b4c5d6e72', [
 				'patient:patient-updated',
 				'patient:patient-created',
 			]),
@@ -107,7 +107,7 @@ describe.each(setups)('Clinic Trigger healing in n8n %s', (_label, version) => {
 				/cannot receive events: the credential's webhook signing key changed.*Subscribing again failed/,
 			);
 
-			// The service is back: the next delivery heals.
+			// The service is back: the next delivery resubscribes.
 			sim.clearFaults();
 			const missedSecond = await sim.emit('patient', 'patient-updated', { id: 3, first_name: 'Heals' });
 			const healed = await server.waitForExecutions(keyWorkflowId, failed.length + 2);

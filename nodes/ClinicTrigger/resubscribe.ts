@@ -1,6 +1,6 @@
 /**
- * A Clinic Trigger that cannot hear heals itself where it can, and fails visibly where it
- * cannot. It is deaf when:
+ * A Clinic Trigger that has a stale subscription resubscribes itself where it can, and fails visibly where it
+ * cannot. Its subscriptions are stale when:
  *
  * - the credential's webhook signing key is no longer the one its subscriptions were made
  *   with: every delivery would be refused. Told from static data on any delivery.
@@ -10,10 +10,10 @@
  *   no timer; a trigger whose only subscription was disabled is replaced by activation
  *   (`checkExists` says false: every 1.x start, every activation).
  *
- * Healing is `subscribe`, as activation does (subscribes with the current key, removes the stale subscriptions at
+ * Resubscribing is `subscribe`, as activation does (subscribes with the current key, removes the stale subscriptions at
  * this address, disabled ones included), then one run of the events the stale subscriptions missed, read from the
- * event log, each marked `recovered`. When healing fails the delivery fails: n8n answers
- * 500 (the service retries, and with it the healing), saves a failed execution with the
+ * event log, each marked `recovered`. When resubscribing fails the delivery fails: n8n answers
+ * 500 (the service retries, and with it the resubscribe), saves a failed execution with the
  * message below and starts the workflow's error workflow.
  */
 import { NodeOperationError } from 'n8n-workflow';
@@ -30,25 +30,25 @@ import { isCurrent } from './storage';
 import type { StoredSubscription } from './storage';
 import { subscribe } from './subscriptions';
 
-export type DeafReason = 'signingKeyChanged' | 'subscriptionDisabled' | 'subscriptionDeleted';
+export type StaleReason = 'signingKeyChanged' | 'subscriptionDisabled' | 'subscriptionDeleted';
 
-const WHAT_HAPPENED: Record<DeafReason, string> = {
+const WHAT_HAPPENED: Record<StaleReason, string> = {
 	signingKeyChanged: "the credential's webhook signing key changed, so the service's deliveries could not be verified",
 	subscriptionDisabled: 'the clinic service disabled the subscription, so it stopped delivering',
 	subscriptionDeleted: 'the clinic service deleted the subscription, so it stopped delivering',
 };
 
-export interface Deafness {
-	reason: DeafReason;
+export interface StaleSubscriptions {
+	reason: StaleReason;
 	/** Event keys whose stored subscription is stale. */
 	keys: string[];
 }
 
 /** How often a trigger's subscriptions are listed to find one the service disabled or deleted. */
-export const LIVENESS_LOOK_EVERY_MS = 60_000;
-const lastLooks = new Map<string, number>();
+export const STALE_CHECK_EVERY_MS = 60_000;
+const lastStaleChecks = new Map<string, number>();
 
-/** Most events one healing run catches up per event: the newest are kept. */
+/** Most events one resubscribe catches up per event: the newest are kept. */
 export const CATCH_UP_MAX = 100;
 
 /** Events whose stored subscription was made with another signing key than the credential's. */
@@ -58,24 +58,24 @@ export function eventsOfOldSigningKey(stored: Map<string, StoredSubscription>, s
 }
 
 /**
- * Whether the trigger is deaf, and for which events. A failed look is not deafness: the
+ * Whether the trigger has stale subscriptions, and for which events. A failed look finds nothing stale: the
  * delivery goes on as usual.
  */
-export async function findDeafness(
+export async function findStaleSubscriptions(
 	ctx: IWebhookFunctions,
 	client: ClinicClient,
 	stored: Map<string, StoredSubscription>,
 	triggerId: string,
 	signingKey: string,
-): Promise<Deafness | undefined> {
+): Promise<StaleSubscriptions | undefined> {
 	const entries = [...stored].filter(([, entry]) => !entry.legacySecret);
 	if (entries.length === 0) return undefined;
 	const keyChanged = eventsOfOldSigningKey(stored, signingKey);
 	if (keyChanged.length > 0) return { reason: 'signingKeyChanged', keys: keyChanged };
 
 	const now = Date.now();
-	if (now - (lastLooks.get(triggerId) ?? 0) < LIVENESS_LOOK_EVERY_MS) return undefined;
-	lastLooks.set(triggerId, now);
+	if (now - (lastStaleChecks.get(triggerId) ?? 0) < STALE_CHECK_EVERY_MS) return undefined;
+	lastStaleChecks.set(triggerId, now);
 	let listed: RemoteSubscription[];
 	try {
 		listed = await new WebhookSubscriptions(client, () => ctx.getNode()).list();
@@ -92,22 +92,22 @@ export async function findDeafness(
 }
 
 /** Forgets when subscriptions were last listed (tests start from a fresh process's state). */
-export function forgetLivenessLooks(): void {
-	lastLooks.clear();
+export function forgetStaleChecks(): void {
+	lastStaleChecks.clear();
 }
 
 /**
  * Subscribes again and returns the missed events as items (one per event, oldest first).
  * Throws a NodeOperationError that says what happened and what was done when it cannot.
  */
-export async function heal(
+export async function resubscribe(
 	ctx: IWebhookFunctions,
-	deafness: Deafness,
+	stale: StaleSubscriptions,
 	stored: Map<string, StoredSubscription>,
 	triggerKeyOf: (eventKey: string) => string,
 ): Promise<INodeExecutionData[]> {
 	const node = ctx.getNode();
-	const what = WHAT_HAPPENED[deafness.reason];
+	const what = WHAT_HAPPENED[stale.reason];
 	const authentication = ctx.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
 	const client = new ClinicClient(ctx, authentication);
 	let listed: RemoteSubscription[];
@@ -125,11 +125,11 @@ export async function heal(
 	const ownPath = pathOf(ctx.getNodeWebhookUrl('default') ?? '');
 	const log = new EventLog(ctx, client);
 	const recovered: IDataObject = {
-		reason: deafness.reason,
+		reason: stale.reason,
 		message: `Caught up from the event log: ${what}. The trigger subscribed again with the credential's current key.`,
 	};
 	const items: INodeExecutionData[] = [];
-	for (const key of deafness.keys) {
+	for (const key of stale.keys) {
 		const event = findEvent(key);
 		const entry = stored.get(key);
 		if (!event || !entry) continue;

@@ -1,12 +1,12 @@
 /**
- * A trigger that cannot hear heals on the next delivery where it can (subscribes again,
+ * A trigger that has a stale subscription resubscribes on the next delivery where it can (subscribes again,
  * runs each missed event once, marked `recovered`) and fails that delivery, saying what
  * happened, where it cannot. Real deliveries from the simulator through n8n-core.
  */
 import { randomBytes } from 'node:crypto';
 
 import { forgetDuplicateCheck } from '../../nodes/ClinicTrigger/eventResolution';
-import { forgetLivenessLooks, loggedBefore } from '../../nodes/ClinicTrigger/healing';
+import { forgetStaleChecks, loggedBefore } from '../../nodes/ClinicTrigger/resubscribe';
 import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 import { activateTrigger } from '../helpers/trigger';
 import { startSimulator } from '../simulator';
@@ -34,7 +34,7 @@ beforeEach(() => {
 	sim.reset();
 	recentDeliveries.clear();
 	forgetDuplicateCheck();
-	forgetLivenessLooks();
+	forgetStaleChecks();
 	receiver.results.length = 0;
 });
 
@@ -77,7 +77,7 @@ describe('a new signing key in the credential', () => {
 		]);
 	});
 
-	it('the credential saved anew with a new key (its session gone): the sign-in keeps the new key, and the trigger heals', async () => {
+	it('the credential saved anew with a new key (its session gone): the sign-in keeps the new key, and the trigger resubscribes', async () => {
 		await activate([PATIENT_UPDATED]);
 		const key = randomBytes(32).toString('hex');
 		state.store!.edit('clinicApi', { webhookSigningKey: key, accessToken: '', refreshToken: '' });
@@ -87,7 +87,7 @@ describe('a new signing key in the credential', () => {
 		expect(runItems()).toEqual([expect.objectContaining({ eventId: missed.id, recovered: expect.objectContaining({ reason: 'signingKeyChanged' }) })]);
 	});
 
-	it('a delivery forged with a key it does not know heals nothing while the key is current: 401, not even a look at the subscriptions', async () => {
+	it('a delivery forged with a key it does not know resubscribes nothing while the key is current: 401, not even a look at the subscriptions', async () => {
 		await activate([PATIENT_UPDATED]);
 		const [subscription] = live(sim);
 		sim.clearLog();
