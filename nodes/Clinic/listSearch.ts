@@ -4,7 +4,7 @@ import type { ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow'
 import { EVENTS, splitTopic } from '../shared/catalog';
 import { ClinicClient } from '../shared/transport';
 import type { Authentication } from '../shared/transport';
-import { WebhookSubscriptions, isLive } from '../shared/webhookService';
+import { WebhookSubscriptions, isLive } from '../shared/webhookSubscriptions';
 
 function eventLabel(topic: string, name: string): string {
 	const suffix = splitTopic(topic)?.suffix ?? topic;

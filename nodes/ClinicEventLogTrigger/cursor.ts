@@ -13,8 +13,10 @@
  * read again from further back. Ids seen in this poll are skipped, so a shifted page
  * repeats nothing.
  */
-import type { EventFilter, EventLog, EventRecord, ListOrder } from '../shared/webhookService';
-import { DEFAULT_PAGE_SIZE, orderOf } from '../shared/webhookService';
+import type { EventLog } from '../shared/eventLog';
+import type { EventFilter, EventRecord, ListOrder } from '../shared/eventRecord';
+import { DEFAULT_PAGE_SIZE } from '../shared/eventLog';
+import { orderOf } from '../shared/eventRecord';
 
 /** Ids below the highest emitted one that are still watched for late arrivals. */
 export const LATE_ID_WINDOW = 100;

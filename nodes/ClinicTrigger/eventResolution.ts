@@ -10,8 +10,8 @@
 import { sleep } from 'n8n-workflow';
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
-import { EventLog } from '../shared/webhookService';
-import type { EventFilter, EventRecord } from '../shared/webhookService';
+import { EventLog } from '../shared/eventLog';
+import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import { RecentDeliveries } from '../shared/deliveries';
 import { FreshReads } from '../shared/freshReads';
 import type { ClinicClient } from '../shared/transport';

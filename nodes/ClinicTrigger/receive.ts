@@ -28,7 +28,7 @@ import { ClinicClient } from '../shared/transport';
 import type { IntegrationCredentialType } from '../shared/transport';
 import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
 import type { DuplicateCheck } from './description';
-import type { EventRecord } from '../shared/webhookService';
+import type { EventRecord } from '../shared/eventRecord';
 import { EVENT_LOG_CHECK_MS, resolveDelivery } from './eventResolution';
 import { eventsOfOldSigningKey, findStaleSubscriptions, resubscribe } from './resubscribe';
 import { secretOf, storedSubscriptions } from './storage';

@@ -22,8 +22,10 @@ import type { IDataObject, INodeExecutionData, IWebhookFunctions } from 'n8n-wor
 import { findEvent } from '../shared/catalog';
 import { ClinicClient } from '../shared/transport';
 import type { IntegrationCredentialType } from '../shared/transport';
-import { EventLog, WebhookSubscriptions, isLive } from '../shared/webhookService';
-import type { EventRecord, RemoteSubscription } from '../shared/webhookService';
+import { EventLog } from '../shared/eventLog';
+import { WebhookSubscriptions, isLive } from '../shared/webhookSubscriptions';
+import type { EventRecord } from '../shared/eventRecord';
+import type { RemoteSubscription } from '../shared/webhookSubscriptions';
 import { pathOf } from '../shared/urls';
 import { claimEvent } from './eventResolution';
 import { isCurrent } from './storage';

@@ -26,8 +26,8 @@ import { EVENTS, describeTopicPrefixProblem, findEvent, fullTopic } from '../sha
 import { signingKeyId, subscriptionSecret } from '../shared/signature';
 import type { CatalogEvent } from '../shared/catalog';
 import { ClinicClient } from '../shared/transport';
-import { WebhookSubscriptions, idFromCreateAnswer, isLive } from '../shared/webhookService';
-import type { RemoteSubscription } from '../shared/webhookService';
+import { WebhookSubscriptions, idFromCreateAnswer, isLive } from '../shared/webhookSubscriptions';
+import type { RemoteSubscription } from '../shared/webhookSubscriptions';
 import {
 	forgetSubscription,
 	isCurrent,

@@ -1,5 +1,5 @@
 /**
- * The duplicate check's reads of the event log per delivery (nodes/shared/webhookService.ts
+ * The duplicate check's reads of the event log per delivery (nodes/shared/eventLog.ts
  * `EventLog.tail`, `EventLog.readSince`): on an oldest-first log the process remembers where
  * the log ended and its newest events, and reads only what was logged since, one request
  * per delivery instead of a search over the whole log; when the log no longer looks as
@@ -10,7 +10,7 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { forgetDuplicateCheck } from '../../nodes/ClinicTrigger/eventResolution';
-import { forgetEventLogEnds } from '../../nodes/shared/webhookService';
+import { forgetEventLogEnds } from '../../nodes/shared/eventLogEnds';
 import { activateTrigger, deliverWebhook } from '../helpers/trigger';
 import type { DeliveryResult, HookResult } from '../helpers/trigger';
 import { signDelivery, startSimulator } from '../simulator';

@@ -3,8 +3,9 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 
 import { findTopic, fullTopic } from '../../../shared/catalog';
 import type { ClinicClient } from '../../../shared/transport';
-import type { EventFilter } from '../../../shared/webhookService';
-import { DEFAULT_PAGE_SIZE, EventLog, redactEvent } from '../../../shared/webhookService';
+import type { EventFilter } from '../../../shared/eventRecord';
+import { DEFAULT_PAGE_SIZE, EventLog } from '../../../shared/eventLog';
+import { redactEvent } from '../../../shared/eventRecord';
 import { returnAllOrLimit } from '../common';
 import { simplifyEvent, simplifyProperties } from '../simplify';
 import { eventOutputProperties } from '../../../shared/output';

@@ -5,7 +5,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { findEvent, fullTopic } from '../../../shared/catalog';
 import type { ClinicClient } from '../../../shared/transport';
 import { toItems, unwrap } from '../common';
-import { WebhookSubscriptions } from '../../../shared/webhookService';
+import { WebhookSubscriptions } from '../../../shared/webhookSubscriptions';
 import { checkCallbackUrl, eventOptions, requireTopicPrefix, withoutSecret } from '../shared';
 
 const properties: INodeProperties[] = [

@@ -2,7 +2,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import type { ClinicClient } from '../../../shared/transport';
-import { WebhookSubscriptions } from '../../../shared/webhookService';
+import { WebhookSubscriptions } from '../../../shared/webhookSubscriptions';
 import { idLocator } from '../locators';
 import { readId } from '../common';
 import { apiFailure, isHttpStatus, settle } from '../shared';

@@ -4,7 +4,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { findEvent } from '../../../shared/catalog';
 import type { ClinicClient } from '../../../shared/transport';
 import { limitRecords, returnAllOrLimit, toItems } from '../common';
-import { WebhookSubscriptions, isLive } from '../../../shared/webhookService';
+import { WebhookSubscriptions, isLive } from '../../../shared/webhookSubscriptions';
 import { eventOptions, withoutSecret } from '../shared';
 
 const properties: INodeProperties[] = [

@@ -1,13 +1,11 @@
 /**
- * The one client of the separate webhook service, for the action node and both triggers:
- * - subscriptions (`/webhooks`): list, create, remove, and what "live" means;
- * - the event log (`GET /events`): where its parameters travel, how pages are read, what
- *   an answer looks like, and how an event is shown to users.
+ * The webhook service's event log (`GET /events`): where its parameters travel, how pages
+ * are read, what an answer looks like, how an event is shown to users, and where each log
+ * ended when this process last looked.
  */
 import type {
 	IDataObject,
 	IExecuteFunctions,
-	INode,
 	IPollFunctions,
 	IWebhookFunctions,
 	JsonObject,
@@ -15,145 +13,13 @@ import type {
 import { NodeOperationError } from 'n8n-workflow';
 
 import { ClinicClient } from './transport';
+import { forgetLogEnd, logEndOf, rememberEnd } from './eventLogEnds';
+import type { KnownEnd } from './eventLogEnds';
+import { newestFirst, orderOf } from './eventRecord';
+import type { EventFilter, EventRecord } from './eventRecord';
 import type { Authentication, ClientOptions } from './transport';
 
-// ---- subscriptions ----------------------------------------------------------------
-
-/** A subscription as GET /webhooks lists it. */
-export interface RemoteSubscription extends IDataObject {
-	id: number | string;
-	url?: string;
-	event_topic?: string;
-	event_name?: string;
-	status?: string;
-	deleted_at?: string | null;
-	authentication_data?: { secret?: string };
-}
-
-/** Live = enabled and not deleted (a subscription the service still delivers to). */
-export function isLive(subscription: RemoteSubscription): boolean {
-	const status = subscription.status;
-	return (status === undefined || status === 'enabled') && !subscription.deleted_at;
-}
-
-/** The id in the (undocumented) answer to POST /webhooks: `{webhook: {id}}`, `{id}` or `{data: {id}}`. */
-export function idFromCreateAnswer(answer: unknown): number | string | undefined {
-	if (!answer || typeof answer !== 'object') return undefined;
-	const record = answer as Record<string, unknown>;
-	for (const candidate of [record.webhook, record.data, record]) {
-		if (candidate && typeof candidate === 'object') {
-			const id = (candidate as Record<string, unknown>).id;
-			if (typeof id === 'number' || (typeof id === 'string' && id !== '')) return id;
-		}
-	}
-	return undefined;
-}
-
-export interface NewSubscription {
-	url: string;
-	/** Complete topic, e.g. `clinic-38729.consultation`. */
-	topic: string;
-	eventName: string;
-	secret: string;
-}
-
-/**
- * Subscriptions on the webhook service. The token goes where the service wants it
- * (the transport's rule): bearer on GET, in the JSON body on POST and DELETE.
- */
-export class WebhookSubscriptions {
-	constructor(
-		private readonly client: ClinicClient,
-		private readonly node: () => INode,
-	) {}
-
-	async list(itemIndex = 0): Promise<RemoteSubscription[]> {
-		const answer = await this.client.request<unknown>(
-			{ host: 'webhooks', method: 'GET', path: '/webhooks', auth: 'integration', subject: 'The webhook subscription list' },
-			itemIndex,
-		);
-		const list = Array.isArray(answer) ? answer : (answer as { webhooks?: unknown } | null)?.webhooks;
-		if (!Array.isArray(list)) {
-			throw new NodeOperationError(this.node(), 'The webhook service answered the subscription list in an unexpected shape', {
-				itemIndex,
-				description: 'Expected {"webhooks": [...]}. Check the Webhook Service Base URL of the credential.',
-			});
-		}
-		return list.filter(
-			(item): item is RemoteSubscription =>
-				!!item && typeof item === 'object' && ['number', 'string'].includes(typeof (item as RemoteSubscription).id),
-		);
-	}
-
-	/** Subscribes; answers what the service answered (its shape is not documented). */
-	async create(subscription: NewSubscription, subject: string, itemIndex = 0): Promise<unknown> {
-		const { url, topic, eventName, secret } = subscription;
-		return await this.client.request<unknown>(
-			{
-				host: 'webhooks',
-				method: 'POST',
-				path: '/webhooks',
-				body: { url, topic, event_name: eventName, authentication_data: { secret } },
-				auth: 'integration',
-				subject,
-			},
-			itemIndex,
-		);
-	}
-
-	/** Removes one subscription; the service's 404 reaches the caller as an error with httpCode 404. */
-	async remove(id: number | string, itemIndex = 0): Promise<void> {
-		await this.client.request(
-			{
-				host: 'webhooks',
-				method: 'DELETE',
-				path: `/webhooks/${encodeURIComponent(String(id))}`,
-				body: {},
-				auth: 'integration',
-				subject: `Webhook subscription ${String(id)}`,
-			},
-			itemIndex,
-		);
-	}
-}
-
-// ---- the event log ----------------------------------------------------------------
-
-/** What the service returns per event (fields we rely on; the rest passes through). */
-export interface EventRecord extends IDataObject {
-	id: number;
-	topic: string;
-	name: string;
-	created_at: string;
-	value: IDataObject;
-	logs: IDataObject[];
-}
-
-/** Filters the service applies itself: a complete topic (`clinic-38729.consultation`) and an event name. */
-export interface EventFilter {
-	topic?: string;
-	name?: string;
-}
-
 export type EventLogContext = IExecuteFunctions | IPollFunctions | IWebhookFunctions;
-
-/** The delivery logs' shared secrets are taken out of an event before anyone sees it. */
-export function redactEvent(event: IDataObject): IDataObject {
-	if (!Array.isArray(event.logs)) return event;
-	return {
-		...event,
-		logs: event.logs.map((log) => {
-			if (!log || typeof log !== 'object') return log;
-			const entry = log as IDataObject;
-			const authentication = entry.authentication_data;
-			if (!authentication || typeof authentication !== 'object' || Array.isArray(authentication)) {
-				return { ...entry, hasSecret: false };
-			}
-			const { secret, ...rest } = authentication as IDataObject;
-			return { ...entry, authentication_data: rest, hasSecret: secret !== undefined && secret !== null && secret !== '' };
-		}),
-	};
-}
 
 /** One page of the event log, as the service lists it, plus what was asked for. */
 export interface EventPage {
@@ -271,13 +137,13 @@ export class EventLog {
 	/** `recent`, plus the number of matching events when the service lists oldest first. */
 	async tail(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<{ events: EventRecord[]; oldestFirstLength?: number }> {
 		const endKey = await this.endKey(filter);
-		const known = logEnds.get(endKey);
+		const known = logEndOf(endKey);
 		const fromKnown = known && (await this.tailFromKnownEnd(filter, max, pageSize, known));
 		if (fromKnown) {
 			rememberEnd(endKey, fromKnown.end);
 			return { events: fromKnown.events, oldestFirstLength: fromKnown.length };
 		}
-		logEnds.delete(endKey);
+		forgetLogEnd(endKey);
 		const first = await this.page(filter, 0, pageSize);
 		if (first.events.length === 0) return { events: [] };
 		const order = orderOf(first.events);
@@ -310,7 +176,7 @@ export class EventLog {
 	 */
 	async readSince(filter: EventFilter, last: EventRecord, pageSize = DEFAULT_PAGE_SIZE, maxPages = 2): Promise<EventRecord[] | undefined> {
 		const endKey = await this.endKey(filter);
-		const known = logEnds.get(endKey);
+		const known = logEndOf(endKey);
 		if (known?.lastId !== last.id) return undefined;
 		const read: EventRecord[] = [];
 		let offset = known.length - 1;
@@ -427,47 +293,3 @@ export class EventLog {
 }
 
 export const DEFAULT_PAGE_SIZE = 100;
-
-/** Where an oldest-first log ended: its number of events and the id of the last one. */
-interface KnownEnd {
-	length: number;
-	lastId: number;
-}
-
-/** Logs whose end is remembered: a few per event kind a trigger listens for. */
-const KNOWN_ENDS_KEPT = 1000;
-
-/**
- * The last seen end of each oldest-first log, for the whole process (module state, as the
- * host limiters are), so that the next look at a log starts there: the Clinic Trigger
- * looks at the end of the log on every delivery. Only a hint: `tail` checks it against
- * what the service lists and searches afresh when it does not hold.
- */
-const logEnds = new Map<string, KnownEnd>();
-
-function rememberEnd(key: string, end: KnownEnd | undefined): void {
-	if (!end) return;
-	// Most recently used last: the first key is the one to drop.
-	logEnds.delete(key);
-	logEnds.set(key, end);
-	if (logEnds.size > KNOWN_ENDS_KEPT) logEnds.delete(logEnds.keys().next().value as string);
-}
-
-/** Forgets every remembered log end (tests start from a fresh process's state). */
-export function forgetEventLogEnds(): void {
-	logEnds.clear();
-}
-
-export type ListOrder = 'oldest-first' | 'newest-first';
-
-/** The order a page shows, from its first two distinct ids; undefined when it cannot tell. */
-export function orderOf(events: EventRecord[]): ListOrder | undefined {
-	for (let i = 1; i < events.length; i++) {
-		if (events[i].id !== events[0].id) return events[i].id > events[0].id ? 'oldest-first' : 'newest-first';
-	}
-	return undefined;
-}
-
-function newestFirst(events: EventRecord[]): EventRecord[] {
-	return events.sort((a, b) => b.id - a.id);
-}

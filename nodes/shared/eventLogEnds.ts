@@ -1,0 +1,43 @@
+/**
+ * Where each oldest-first event log ended when this process last looked at it, so that
+ * the next look starts there.
+ */
+/** Where an oldest-first log ended: its number of events and the id of the last one. */
+export interface KnownEnd {
+	length: number;
+	lastId: number;
+}
+
+/** Logs whose end is remembered: a few per event kind a trigger listens for. */
+const KNOWN_ENDS_KEPT = 1000;
+
+/**
+ * The last seen end of each oldest-first log, for the whole process (module state, as the
+ * host limiters are), so that the next look at a log starts there: the Clinic Trigger
+ * looks at the end of the log on every delivery. Only a hint: `tail` checks it against
+ * what the service lists and searches afresh when it does not hold.
+ */
+const logEnds = new Map<string, KnownEnd>();
+
+export function rememberEnd(key: string, end: KnownEnd | undefined): void {
+	if (!end) return;
+	// Most recently used last: the first key is the one to drop.
+	logEnds.delete(key);
+	logEnds.set(key, end);
+	if (logEnds.size > KNOWN_ENDS_KEPT) logEnds.delete(logEnds.keys().next().value as string);
+}
+
+/** Forgets every remembered log end (tests start from a fresh process's state). */
+export function forgetEventLogEnds(): void {
+	logEnds.clear();
+}
+
+/** The remembered end of a log, if any. */
+export function logEndOf(key: string): KnownEnd | undefined {
+	return logEnds.get(key);
+}
+
+/** Forgets one log's end: the log no longer looks as remembered. */
+export function forgetLogEnd(key: string): void {
+	logEnds.delete(key);
+}

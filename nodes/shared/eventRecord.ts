@@ -1,0 +1,50 @@
+/** An event as the webhook service's event log lists it, and how it is shown to users. */
+import type { IDataObject } from 'n8n-workflow';
+
+/** What the service returns per event (fields we rely on; the rest passes through). */
+export interface EventRecord extends IDataObject {
+	id: number;
+	topic: string;
+	name: string;
+	created_at: string;
+	value: IDataObject;
+	logs: IDataObject[];
+}
+
+/** Filters the service applies itself: a complete topic (`clinic-38729.consultation`) and an event name. */
+export interface EventFilter {
+	topic?: string;
+	name?: string;
+}
+
+/** The delivery logs' shared secrets are taken out of an event before anyone sees it. */
+export function redactEvent(event: IDataObject): IDataObject {
+	if (!Array.isArray(event.logs)) return event;
+	return {
+		...event,
+		logs: event.logs.map((log) => {
+			if (!log || typeof log !== 'object') return log;
+			const entry = log as IDataObject;
+			const authentication = entry.authentication_data;
+			if (!authentication || typeof authentication !== 'object' || Array.isArray(authentication)) {
+				return { ...entry, hasSecret: false };
+			}
+			const { secret, ...rest } = authentication as IDataObject;
+			return { ...entry, authentication_data: rest, hasSecret: secret !== undefined && secret !== null && secret !== '' };
+		}),
+	};
+}
+
+export type ListOrder = 'oldest-first' | 'newest-first';
+
+/** The order a page shows, from its first two distinct ids; undefined when it cannot tell. */
+export function orderOf(events: EventRecord[]): ListOrder | undefined {
+	for (let i = 1; i < events.length; i++) {
+		if (events[i].id !== events[0].id) return events[i].id > events[0].id ? 'oldest-first' : 'newest-first';
+	}
+	return undefined;
+}
+
+export function newestFirst(events: EventRecord[]): EventRecord[] {
+	return events.sort((a, b) => b.id - a.id);
+}
