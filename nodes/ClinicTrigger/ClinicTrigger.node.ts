@@ -13,7 +13,8 @@ import { eventOutputProperties } from '../shared/output';
 import { triggerProperties } from './description';
 import { requireAcceptedAddress, requireWebhookService } from './preflight';
 import { receiveDelivery } from './receive';
-import { activationError, checkExists, create, deleteSubscriptions } from './subscriptions';
+import { activationError } from './subscriptionErrors';
+import { checkExists, create, deleteSubscriptions } from './lifecycle';
 
 export class ClinicTrigger implements INodeType {
 	description: INodeTypeDescription = {

@@ -8,8 +8,8 @@ import type { IHookFunctions } from 'n8n-workflow';
 
 import { ClinicClient } from '../shared/transport';
 import type { IntegrationCredentialType } from '../shared/transport';
-import { insecureWebhookAddressMessage } from '../shared/urls';
-import { acceptsAddress, addressOf } from './subscriptions';
+import { addressOf, insecureWebhookAddressMessage } from '../shared/urls';
+import { acceptsAddress } from './lifecycle';
 
 /**
  * The credential has a webhook service address; without it nothing can be subscribed or

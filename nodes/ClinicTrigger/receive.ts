@@ -32,7 +32,7 @@ import type { EventRecord } from '../shared/eventRecord';
 import { EVENT_LOG_CHECK_MS, resolveDelivery } from './eventResolution';
 import { eventsOfOldSigningKey, findStaleSubscriptions, resubscribe } from './resubscribe';
 import { secretOf, storedSubscriptions } from './storage';
-import { EVENT_QUERY_PARAMETER } from './subscriptions';
+import { EVENT_QUERY_PARAMETER } from '../shared/urls';
 import { shapeTriggerItems } from '../shared/output';
 
 /** Recently accepted deliveries of every Clinic Trigger in this n8n process. */

@@ -1,6 +1,6 @@
 /**
- * The trigger's subscriptions on the clinic's webhook service, following the workflow's
- * life (n8n calls these from `webhookMethods.default`):
+ * The trigger's subscriptions on the clinic's webhook service, reconciled with what it
+ * selected (n8n's hooks that call this are in lifecycle.ts):
  *
  * - `create` lists what already points at this node's address first, keeps what it can
  *   prove is its own (stored, or listed with the secret it derives: another main's),
@@ -19,14 +19,15 @@
  * are replaced when `checkExists` (every n8n 1.x start, every activation) says false.
  * Secrets never reach errors or logs.
  */
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
-import type { IDataObject, IHookFunctions, INode, IWebhookFunctions, JsonObject } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, INode, IWebhookFunctions } from 'n8n-workflow';
 
 import { EVENTS, describeTopicPrefixProblem, findEvent, fullTopic } from '../shared/catalog';
 import { signingKeyId, subscriptionSecret } from '../shared/signature';
 import type { CatalogEvent } from '../shared/catalog';
 import { ClinicClient } from '../shared/transport';
-import { WebhookSubscriptions, idFromCreateAnswer, isLive } from '../shared/webhookSubscriptions';
+import { WebhookSubscriptions, isLive } from '../shared/webhookSubscriptions';
+import { activationError, subscribeError } from './subscriptionErrors';
 import type { RemoteSubscription } from '../shared/webhookSubscriptions';
 import {
 	forgetSubscription,
@@ -39,8 +40,7 @@ import {
 import type { StoredSubscription } from './storage';
 import type { IntegrationCredentialType } from '../shared/transport';
 
-export { EVENT_QUERY_PARAMETER, addressOf, callbackUrl, eventKeyOfUrl, isSecureUrl, pathOf } from '../shared/urls';
-import { addressOf, callbackUrl, eventKeyOfUrl, isSecureUrl, pathOf, sameUrl } from '../shared/urls';
+import { addressOf, callbackUrl, eventKeyOfUrl, pathOf } from '../shared/urls';
 
 /**
  * The catalog event a listed subscription is for, when its address, topic and event name
@@ -55,100 +55,19 @@ export function eventOfSubscription(subscription: RemoteSubscription, topicPrefi
 }
 
 /** False only when the service lists a secret and it is not the expected one. */
-function secretAgrees(subscription: RemoteSubscription, secret: string | undefined): boolean {
+export function secretAgrees(subscription: RemoteSubscription, secret: string | undefined): boolean {
 	const listed = subscription.authentication_data?.secret;
 	return typeof listed !== 'string' || listed === secret;
 }
 
-function sameId(a: number | string, b: number | string): boolean {
+export function sameId(a: number | string, b: number | string): boolean {
 	return String(a) === String(b);
 }
 
-// ---- requests ---------------------------------------------------------------------
-
-function httpCodeOf(error: unknown): string {
-	const code = (error as { httpCode?: unknown } | null)?.httpCode;
-	return typeof code === 'string' ? code : '';
-}
-
-function messageOf(error: unknown): string {
-	const message = (error as { message?: unknown } | null)?.message;
-	return typeof message === 'string' && message ? message : 'unknown error';
-}
-
-function descriptionOf(error: unknown): string {
-	const description = (error as { description?: unknown } | null)?.description;
-	return typeof description === 'string' ? description : '';
-}
-
-/** The trigger's use of the webhook-service client: its words for errors, a 404 on removal counts as removed. */
-class Subscriptions {
-	private readonly service: WebhookSubscriptions;
-
-	constructor(
-		client: ClinicClient,
-		private readonly node: INode,
-	) {
-		this.service = new WebhookSubscriptions(client, () => node);
-	}
-
-	async list(): Promise<RemoteSubscription[]> {
-		return await this.service.list();
-	}
-
-	/** Removes one subscription; true when removed now, false when it was already gone (404). */
-	async remove(id: number | string): Promise<boolean> {
-		try {
-			await this.service.remove(id);
-			return true;
-		} catch (error) {
-			if (httpCodeOf(error) === '404') return false;
-			throw new NodeApiError(this.node, { message: messageOf(error) } as JsonObject, {
-				message: `Could not remove webhook subscription ${String(id)}: ${messageOf(error)}`,
-				description: descriptionOf(error),
-				httpCode: httpCodeOf(error) || undefined,
-			});
-		}
-	}
-
-	async create(event: CatalogEvent, url: string, topic: string, secret: string): Promise<number | string> {
-		const answer = await this.service.create({ url, topic, eventName: event.name, secret }, `The subscription to ${event.label}`);
-		const id = idFromCreateAnswer(answer);
-		if (id !== undefined) return id;
-		// The answer body is not documented: find the new subscription by address, topic and secret.
-		const created = (await this.list())
-			.filter(
-				(s) =>
-					isLive(s) &&
-					sameUrl(s.url ?? '', url) &&
-					s.event_topic === topic &&
-					s.event_name === event.name &&
-					(s.authentication_data?.secret === undefined || s.authentication_data.secret === secret),
-			)
-			.pop();
-		if (created) return created.id;
-		throw new NodeApiError(this.node, { message: 'Subscription id not found' } as JsonObject, {
-			message: 'The webhook service accepted the subscription but did not say its id, and it is not in the list',
-		});
-	}
-}
-
-/**
- * What n8n shows when activation fails. n8n 1.x shows only the description of a
- * NodeApiError (workflow.service.ts), which would hide which event failed and what the
- * service answered; a NodeOperationError's message is shown by 1.x and 2.x alike.
- */
-export function activationError(node: INode, error: unknown): NodeOperationError {
-	if (error instanceof NodeOperationError) return error;
-	return new NodeOperationError(node, messageOf(error), { description: descriptionOf(error) || undefined });
-}
-
-// ---- the lifecycle ----------------------------------------------------------------
-
-interface Setup {
+export interface Setup {
 	node: INode;
 	client: ClinicClient;
-	subscriptions: Subscriptions;
+	subscriptions: WebhookSubscriptions;
 	staticData: IDataObject;
 	/** The node's webhook URL (production or test), without query. */
 	webhookUrl: string;
@@ -158,7 +77,7 @@ interface Setup {
 /** Activation (n8n's hooks) or resubscribing (a delivery): both subscribe with what either offers. */
 type SubscribingContext = IHookFunctions | IWebhookFunctions;
 
-function readSetup(ctx: SubscribingContext): Setup {
+export function readSetup(ctx: SubscribingContext): Setup {
 	const node = ctx.getNode();
 	const authentication = ctx.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
 	const webhookUrl = ctx.getNodeWebhookUrl('default') ?? '';
@@ -166,28 +85,21 @@ function readSetup(ctx: SubscribingContext): Setup {
 	return {
 		node,
 		client,
-		subscriptions: new Subscriptions(client, node),
+		subscriptions: new WebhookSubscriptions(client, () => node),
 		staticData: ctx.getWorkflowStaticData('node'),
 		webhookUrl,
 		address: addressOf(webhookUrl),
 	};
 }
 
-/** n8n gave this trigger an address, and it is https or the user allowed http for a local test. */
-export function acceptsAddress(ctx: IHookFunctions): boolean {
-	const webhookUrl = ctx.getNodeWebhookUrl('default') ?? '';
-	const options = ctx.getNodeParameter('options', {}) as IDataObject;
-	return addressOf(webhookUrl) !== '' && (isSecureUrl(webhookUrl) || options.allowInsecureUrl === true);
-}
-
 /** The selected events; unknown keys (from an older catalog) are reported by `create`. */
-function selectedEventKeys(ctx: SubscribingContext): string[] {
+export function selectedEventKeys(ctx: SubscribingContext): string[] {
 	const value = ctx.getNodeParameter('events', []) as unknown;
 	const keys = Array.isArray(value) ? value.map(String) : [];
 	return [...new Set(keys)];
 }
 
-async function topicPrefixOf(setup: Setup): Promise<string> {
+export async function topicPrefixOf(setup: Setup): Promise<string> {
 	return (await setup.client.integrationSettings()).topicPrefix;
 }
 
@@ -206,44 +118,6 @@ function selectedEvents(node: INode, keys: string[]): CatalogEvent[] {
 		}
 		return event;
 	});
-}
-
-export async function checkExists(this: IHookFunctions): Promise<boolean> {
-	if (!acceptsAddress(this)) return false;
-	const setup = readSetup(this);
-	const keys = selectedEventKeys(this);
-	if (keys.length === 0 || keys.some((key) => !findEvent(key))) return false;
-	const stored = storedSubscriptions(setup.staticData);
-	if (stored.size !== keys.length || keys.some((key) => !stored.has(key))) return false;
-
-	const topicPrefix = await topicPrefixOf(setup);
-	if (!topicPrefix) return false;
-	const ours = (await setup.subscriptions.list()).filter((s) => isLive(s) && addressOf(s.url) === setup.address);
-	// A stored secret (earlier versions) or another key: `create` replaces the subscriptions.
-	const signingKey = await setup.client.webhookSigningKey();
-	if ([...stored.values()].some((entry) => !isCurrent(entry, signingKey))) return false;
-	// Anything else at our address (a copy, an old secret) is for `create` to clean up.
-	if (ours.length !== keys.length) return false;
-
-	const found = new Map<string, StoredSubscription>();
-	for (const key of keys) {
-		const entry = stored.get(key) as StoredSubscription;
-		const match = ours.find(
-			(s) =>
-				sameId(s.id, entry.id) &&
-				eventOfSubscription(s, topicPrefix)?.key === key &&
-				secretAgrees(s, secretOf(setup.node, key, entry, signingKey)),
-		);
-		if (!match) return false;
-		found.set(key, { ...entry, topic: match.event_topic as string });
-	}
-	for (const [key, entry] of found) storeSubscription(setup.staticData, key, entry);
-	return true;
-}
-
-export async function create(this: IHookFunctions): Promise<boolean> {
-	await subscribe(this);
-	return true;
 }
 
 /**
@@ -322,7 +196,8 @@ export async function subscribe(ctx: SubscribingContext): Promise<void> {
 		const secret = subscriptionSecret(signingKey, triggerIdOf(setup.node), event.key);
 		const topic = fullTopic(topicPrefix, event.suffix);
 		try {
-			const id = await subscriptions.create(event, callbackUrl(setup.webhookUrl, event.key), topic, secret);
+			const url = callbackUrl(setup.webhookUrl, event.key);
+			const id = await subscriptions.subscribe({ url, topic, eventName: event.name, secret }, `The subscription to ${event.label}`);
 			storeSubscription(staticData, event.key, { id, topic, keyId });
 			subscribed = true;
 		} catch (error) {
@@ -333,7 +208,7 @@ export async function subscribe(ctx: SubscribingContext): Promise<void> {
 
 	// 3. Remove what is not ours, or replaced; forget events no longer selected.
 	try {
-		for (const subscription of toRemove) await subscriptions.remove(subscription.id);
+		for (const subscription of toRemove) await subscriptions.removeIfPresent(subscription.id);
 	} catch (error) {
 		// Never half-active: what this attempt holds goes too, and activation fails.
 		await rollBack(setup);
@@ -365,7 +240,7 @@ async function convergeWithOtherMains(
 			.sort((a, b) => compareIds(a.id, b.id));
 		if (same.length < 2) continue;
 		const [keep, ...extra] = same;
-		for (const subscription of extra) await setup.subscriptions.remove(subscription.id);
+		for (const subscription of extra) await setup.subscriptions.removeIfPresent(subscription.id);
 		storeSubscription(setup.staticData, event.key, {
 			id: keep.id,
 			topic: keep.event_topic as string,
@@ -381,87 +256,38 @@ function compareIds(a: number | string, b: number | string): number {
 }
 
 /**
- * Removes every subscription this attempt holds (stored ones and anything live at our
- * address, which covers a POST whose answer was lost). Returns the ids that could not be
- * removed; they stay in static data so `delete` can try again.
+ * Removes every subscription of this trigger: the stored ones, and anything live at its
+ * address (which covers a POST whose answer was lost). What could not be removed stays
+ * stored, for the next activation or deactivation to try again.
  */
-async function rollBack(setup: Setup): Promise<string[]> {
+export async function removeOurs(setup: Setup): Promise<{ failed: string[]; errors: unknown[] }> {
 	const { subscriptions, staticData } = setup;
 	const failed: string[] = [];
-	for (const [key, entry] of storedSubscriptions(staticData)) {
-		try {
-			await subscriptions.remove(entry.id);
-			forgetSubscription(staticData, key);
-		} catch {
-			failed.push(String(entry.id));
-		}
-	}
-	try {
-		const stray = (await subscriptions.list()).filter(
-			(s) => isLive(s) && addressOf(s.url) === setup.address && !failed.includes(String(s.id)),
-		);
-		for (const subscription of stray) {
-			try {
-				await subscriptions.remove(subscription.id);
-			} catch {
-				failed.push(String(subscription.id));
-			}
-		}
-	} catch {
-		// The list itself failed: the stored ids above were all this attempt knew of.
-	}
-	return failed;
-}
-
-function subscribeError(node: INode, event: CatalogEvent, error: unknown, leftovers: string[]): NodeApiError {
-	const message = `Could not subscribe to "${event.label}": ${messageOf(error)}`;
-	const cleanup = leftovers.length
-		? `Subscription(s) ${leftovers.join(', ')} could not be removed; n8n will try again when the workflow is deactivated, or remove them with the Clinic node.`
-		: 'The subscriptions made for this trigger were removed again, so it is not half-active.';
-	const description = [descriptionOf(error), cleanup].filter(Boolean).join(' ');
-	const httpCode = httpCodeOf(error) || undefined;
-	return new NodeApiError(node, { message, description, ...(httpCode ? { httpCode } : {}) } as JsonObject, {
-		message,
-		description,
-		httpCode,
-	});
-}
-
-export async function deleteSubscriptions(this: IHookFunctions): Promise<boolean> {
-	const setup = readSetup(this);
-	const { subscriptions, staticData } = setup;
 	const errors: unknown[] = [];
-	for (const [key, entry] of storedSubscriptions(staticData)) {
+	const removeOne = async (id: number | string, key?: string) => {
 		try {
-			await subscriptions.remove(entry.id);
-			forgetSubscription(staticData, key);
+			await subscriptions.removeIfPresent(id);
+			if (key) forgetSubscription(staticData, key);
+			// Removed by the sweep after a first try whose answer was lost.
+			if (failed.includes(String(id))) failed.splice(failed.indexOf(String(id)), 1);
 		} catch (error) {
+			if (!failed.includes(String(id))) failed.push(String(id));
 			errors.push(error);
 		}
+	};
+	for (const [key, entry] of storedSubscriptions(staticData)) await removeOne(entry.id, key);
+	if (!setup.address) return { failed, errors };
+	try {
+		const stray = (await subscriptions.list()).filter((s) => isLive(s) && addressOf(s.url) === setup.address);
+		for (const subscription of stray) await removeOne(subscription.id);
+	} catch (error) {
+		// The list itself failed: the stored ids above were all that was known.
+		errors.push(error);
 	}
-	if (setup.address) {
-		try {
-			const stray = (await subscriptions.list()).filter((s) => isLive(s) && addressOf(s.url) === setup.address);
-			for (const subscription of stray) {
-				try {
-					await subscriptions.remove(subscription.id);
-				} catch (error) {
-					errors.push(error);
-				}
-			}
-		} catch (error) {
-			errors.push(error);
-		}
-	}
-	if (errors.length > 0) {
-		const first = errors[0];
-		const message = `Could not remove every webhook subscription of this trigger: ${messageOf(first)}`;
-		const description = `${errors.length} problem(s). ${descriptionOf(first)} The ones not removed stay recorded, and n8n tries again the next time the workflow is activated or deactivated.`.trim();
-		throw new NodeApiError(setup.node, { message, description } as JsonObject, {
-			message,
-			description,
-			httpCode: httpCodeOf(first) || undefined,
-		});
-	}
-	return true;
+	return { failed, errors };
+}
+
+/** A failed activation leaves nothing behind: it removes what it holds and names what it could not. */
+async function rollBack(setup: Setup): Promise<string[]> {
+	return (await removeOurs(setup)).failed;
 }

@@ -2,8 +2,10 @@
  * The webhook service's subscriptions (`/webhooks`): list, create, remove, and what
  * "live" means. The one client of them, for the action node and the Clinic Trigger.
  */
-import type { IDataObject, INode } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, INode, JsonObject } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+import { sameUrl } from './urls';
 
 import type { ClinicClient } from './transport';
 
@@ -103,5 +105,60 @@ export class WebhookSubscriptions {
 			itemIndex,
 		);
 	}
+
+	/** Removes one subscription; false when it was already gone (the service's 404). */
+	async removeIfPresent(id: number | string, itemIndex = 0): Promise<boolean> {
+		try {
+			await this.remove(id, itemIndex);
+			return true;
+		} catch (error) {
+			if (httpCodeOf(error) === '404') return false;
+			throw new NodeApiError(this.node(), { message: messageOf(error) } as JsonObject, {
+				message: `Could not remove webhook subscription ${String(id)}: ${messageOf(error)}`,
+				description: descriptionOf(error),
+				httpCode: httpCodeOf(error) || undefined,
+			});
+		}
+	}
+
+	/**
+	 * Subscribes and answers the new subscription's id. The answer's shape is not
+	 * documented: without an id in it, the subscription is found in the list by address,
+	 * topic, event name and (where listed) secret.
+	 */
+	async subscribe(subscription: NewSubscription, subject: string): Promise<number | string> {
+		const id = idFromCreateAnswer(await this.create(subscription, subject));
+		if (id !== undefined) return id;
+		const { url, topic, eventName, secret } = subscription;
+		const created = (await this.list())
+			.filter(
+				(s) =>
+					isLive(s) &&
+					sameUrl(s.url ?? '', url) &&
+					s.event_topic === topic &&
+					s.event_name === eventName &&
+					(s.authentication_data?.secret === undefined || s.authentication_data.secret === secret),
+			)
+			.pop();
+		if (created) return created.id;
+		throw new NodeApiError(this.node(), { message: 'Subscription id not found' } as JsonObject, {
+			message: 'The webhook service accepted the subscription but did not say its id, and it is not in the list',
+		});
+	}
 }
 
+/** The parts of an error the trigger's messages repeat: n8n's httpCode, message and description. */
+export function httpCodeOf(error: unknown): string {
+	const code = (error as { httpCode?: unknown } | null)?.httpCode;
+	return typeof code === 'string' ? code : '';
+}
+
+export function messageOf(error: unknown): string {
+	const message = (error as { message?: unknown } | null)?.message;
+	return typeof message === 'string' && message ? message : 'unknown error';
+}
+
+export function descriptionOf(error: unknown): string {
+	const description = (error as { description?: unknown } | null)?.description;
+	return typeof description === 'string' ? description : '';
+}

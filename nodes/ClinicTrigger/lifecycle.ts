@@ -1,0 +1,75 @@
+/**
+ * n8n's webhook hooks for the Clinic Trigger (`webhookMethods.default`): `checkExists` on
+ * every activation (and every n8n 1.x start), `create` when it says false, `delete` on
+ * deactivation. What they do with the service is in subscriptions.ts.
+ */
+import type { IDataObject, IHookFunctions } from 'n8n-workflow';
+
+import { findEvent } from '../shared/catalog';
+import { isLive } from '../shared/webhookSubscriptions';
+import { addressOf, isSecureUrl } from '../shared/urls';
+import { isCurrent, secretOf, storeSubscription, storedSubscriptions } from './storage';
+import type { StoredSubscription } from './storage';
+import { removalError } from './subscriptionErrors';
+import {
+	eventOfSubscription,
+	readSetup,
+	removeOurs,
+	sameId,
+	secretAgrees,
+	selectedEventKeys,
+	subscribe,
+	topicPrefixOf,
+} from './subscriptions';
+
+/** n8n gave this trigger an address, and it is https or the user allowed http for a local test. */
+export function acceptsAddress(ctx: IHookFunctions): boolean {
+	const webhookUrl = ctx.getNodeWebhookUrl('default') ?? '';
+	const options = ctx.getNodeParameter('options', {}) as IDataObject;
+	return addressOf(webhookUrl) !== '' && (isSecureUrl(webhookUrl) || options.allowInsecureUrl === true);
+}
+
+export async function checkExists(this: IHookFunctions): Promise<boolean> {
+	if (!acceptsAddress(this)) return false;
+	const setup = readSetup(this);
+	const keys = selectedEventKeys(this);
+	if (keys.length === 0 || keys.some((key) => !findEvent(key))) return false;
+	const stored = storedSubscriptions(setup.staticData);
+	if (stored.size !== keys.length || keys.some((key) => !stored.has(key))) return false;
+
+	const topicPrefix = await topicPrefixOf(setup);
+	if (!topicPrefix) return false;
+	const ours = (await setup.subscriptions.list()).filter((s) => isLive(s) && addressOf(s.url) === setup.address);
+	// A stored secret (earlier versions) or another key: `create` replaces the subscriptions.
+	const signingKey = await setup.client.webhookSigningKey();
+	if ([...stored.values()].some((entry) => !isCurrent(entry, signingKey))) return false;
+	// Anything else at our address (a copy, an old secret) is for `create` to clean up.
+	if (ours.length !== keys.length) return false;
+
+	const found = new Map<string, StoredSubscription>();
+	for (const key of keys) {
+		const entry = stored.get(key) as StoredSubscription;
+		const match = ours.find(
+			(s) =>
+				sameId(s.id, entry.id) &&
+				eventOfSubscription(s, topicPrefix)?.key === key &&
+				secretAgrees(s, secretOf(setup.node, key, entry, signingKey)),
+		);
+		if (!match) return false;
+		found.set(key, { ...entry, topic: match.event_topic as string });
+	}
+	for (const [key, entry] of found) storeSubscription(setup.staticData, key, entry);
+	return true;
+}
+
+export async function create(this: IHookFunctions): Promise<boolean> {
+	await subscribe(this);
+	return true;
+}
+
+export async function deleteSubscriptions(this: IHookFunctions): Promise<boolean> {
+	const setup = readSetup(this);
+	const { errors } = await removeOurs(setup);
+	if (errors.length > 0) throw removalError(setup.node, errors);
+	return true;
+}
