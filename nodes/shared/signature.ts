@@ -8,8 +8,6 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 /** How a delivery proves where it comes from. */
 export type VerificationMode = 'hmacSha256' | 'secretEquals' | 'none';
 
-export const VERIFICATION_MODES: readonly VerificationMode[] = ['hmacSha256', 'secretEquals', 'none'];
-
 /** Header the service puts the signature in; matched in any letter case. */
 export const DEFAULT_SIGNATURE_HEADER = 'signature';
 

@@ -44,13 +44,6 @@ export const resourceOptions: INodePropertyOptions[] = [
 	{ name: 'Webhook Subscription', value: 'webhookSubscription', description: 'Which events the webhook service sends to which address' },
 ];
 
-/** Operations that need no credential at all. */
-export const PUBLIC_OPERATIONS: Record<string, string[]> = {
-	waitingRoom: ['getAll'],
-	state: ['get'],
-	patientPortal: ['sendCode', 'verifyCode'],
-};
-
 /** "Invoice → Sign (Stamp CFDI)": the names users see, for messages. */
 export function operationTitle(resource: string, operation: string): string {
 	const option = resourceOptions.find((candidate) => candidate.value === resource);
