@@ -3,7 +3,7 @@
  * node at its defaults: 1,000 x Consultation Get at 0, 20 and 100 ms latency, then against
  * a simulator that allows 50 requests per second (429 with Retry-After past it).
  */
-import { MAX_PARALLEL_REQUESTS } from '../nodes/Clinic/actions/router';
+import { MAX_PARALLEL_REQUESTS } from '../nodes/Clinic/actions/scheduler';
 import { clinicId, consultationGetWorkflow, pairingKept } from './consultations';
 import type { Bench, Goal, Sample, SectionResult } from './lib/bench';
 import { importAll, medianOf, roundLabel } from './lib/bench';

@@ -3,7 +3,7 @@
  * fixed bearer header; default settings and Batching at 1 item per batch) vs a bare
  * keep-alive client (the wire limit), with 0 ms and 20 ms simulated latency.
  */
-import { MAX_PARALLEL_REQUESTS } from '../nodes/Clinic/actions/router';
+import { MAX_PARALLEL_REQUESTS } from '../nodes/Clinic/actions/scheduler';
 import type { Bench, Goal, Sample, SectionResult } from './lib/bench';
 import { importAll, medianOf, roundLabel } from './lib/bench';
 import type { CredentialImport, RunItem, WorkflowImport } from './lib/n8n';

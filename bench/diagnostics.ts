@@ -8,7 +8,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { MAX_PARALLEL_REQUESTS } from '../nodes/Clinic/actions/router';
+import { MAX_PARALLEL_REQUESTS } from '../nodes/Clinic/actions/scheduler';
 import { consultationGetWorkflow } from './consultations';
 import type { Bench, SectionResult } from './lib/bench';
 import { importAll } from './lib/bench';

@@ -4,7 +4,7 @@
  * checked on every run. Then one run against the simulator's rate limit (429 with
  * Retry-After) to show it is waited out and every item still succeeds.
  */
-import { MAX_PARALLEL_REQUESTS } from '../nodes/Clinic/actions/router';
+import { MAX_PARALLEL_REQUESTS } from '../nodes/Clinic/actions/scheduler';
 import { clinicId, consultationGetWorkflow, pairingKept } from './consultations';
 import type { Bench, Goal, Sample, SectionResult } from './lib/bench';
 import { importAll, medianOf, roundLabel } from './lib/bench';

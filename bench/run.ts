@@ -10,7 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-import { MAX_PARALLEL_REQUESTS } from '../nodes/Clinic/actions/router';
+import { MAX_PARALLEL_REQUESTS } from '../nodes/Clinic/actions/scheduler';
 import { measureAdaptive } from './adaptive';
 import { measureCatchUp } from './catchup';
 import { measureConsultations } from './consultations';

@@ -9,18 +9,8 @@ import type {
 	Icon,
 } from 'n8n-workflow';
 
-import {
-	ClinicSignInError,
-	TWO_FACTOR_MESSAGE,
-	exchange,
-	isTransportData,
-	rememberRefused,
-	passwordSessionFingerprint,
-	sessionFromAnswer,
-	signIn,
-	wasRefused,
-} from './ClinicAuth';
-import { withServiceWords } from './ClinicTokenEndpoint';
+import { isTransportData, rememberRefused, passwordSessionFingerprint, signIn, wasRefused } from './ClinicAuth';
+import { ClinicSignInError, TWO_FACTOR_MESSAGE, exchange, sessionFromAnswer, withServiceWords } from './ClinicTokenEndpoint';
 import { placeIntegrationToken } from './ClinicTokenPlacement';
 import { hostProperties, integrationTestRequest, sessionProperties } from './ClinicProperties';
 import { normaliseApiBaseUrl } from './ClinicNetwork';

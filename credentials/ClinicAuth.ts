@@ -10,8 +10,6 @@ import type { ICredentialDataDecryptedObject, IDataObject } from 'n8n-workflow';
 import { normaliseApiBaseUrl } from './ClinicNetwork';
 import { ClinicSignInError } from './ClinicTokenEndpoint';
 
-export { ClinicSignInError, TWO_FACTOR_MESSAGE, exchange, sessionFromAnswer } from './ClinicTokenEndpoint';
-export type { ExchangeOutcome, StoredSession } from './ClinicTokenEndpoint';
 
 /** A hash of what the session was opened with; a change means the stored tokens are stale. */
 function hashOf(parts: unknown[]): string {

@@ -9,17 +9,10 @@ import type {
 	Icon,
 } from 'n8n-workflow';
 
-import {
-	ClinicSignInError,
-	exchange,
-	refreshSessionFingerprint,
-	sessionFromAnswer,
-	signIn,
-	rememberRefused,
-	wasRefused,
-} from './ClinicAuth';
+import { refreshSessionFingerprint, signIn, rememberRefused, wasRefused } from './ClinicAuth';
+import { ClinicSignInError, exchange, sessionFromAnswer } from './ClinicTokenEndpoint';
 import { placeIntegrationToken } from './ClinicTokenPlacement';
-import type { ExchangeOutcome } from './ClinicAuth';
+import type { ExchangeOutcome } from './ClinicTokenEndpoint';
 import { hostProperties, integrationTestRequest, sessionProperties } from './ClinicProperties';
 import { normaliseApiBaseUrl } from './ClinicNetwork';
 

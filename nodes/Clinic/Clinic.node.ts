@@ -3,7 +3,8 @@ import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescrip
 
 import { nodeAuthenticationOptions } from '../shared/authentication';
 import { timeoutOption } from '../shared/timeoutOption';
-import { MAX_PARALLEL_REQUESTS, router } from './actions/router';
+import { router } from './actions/router';
+import { MAX_PARALLEL_REQUESTS } from './actions/scheduler';
 import { operationSubtitle, resourceOptions, resources } from './actions/resources';
 import { searchSubscriptions } from './listSearch';
 

@@ -15,13 +15,8 @@ import type {
 import { markTransportData } from '../../credentials/ClinicAuth';
 import { transportError } from './errors';
 import type { ClinicRequest } from './transport';
-import {
-	WEBHOOK_SERVICE_URL_FIELD,
-	describeBaseUrlProblem,
-	missingWebhookServiceUrlMessage,
-	normaliseApiBaseUrl,
-	normaliseWebhookBaseUrl,
-} from './urls';
+import { WEBHOOK_SERVICE_URL_FIELD, describeBaseUrlProblem, missingWebhookServiceUrlMessage } from './urls';
+import { normaliseApiBaseUrl, normaliseWebhookBaseUrl } from '../../credentials/ClinicNetwork';
 
 export type IntegrationCredentialType = 'clinicApi' | 'clinicRefreshTokenApi';
 export type Authentication = IntegrationCredentialType | 'none';

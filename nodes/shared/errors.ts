@@ -1,6 +1,9 @@
 import { NodeApiError } from 'n8n-workflow';
 import type { INode, JsonObject } from 'n8n-workflow';
 
+import { networkFailureWords } from '../../credentials/ClinicNetwork';
+import { splitServiceWords } from '../../credentials/ClinicTokenEndpoint';
+
 /**
  * The service answers errors in three shapes: `{error}`, `{error, error_description}` and
  * `{errors: {field: [messages]}}`. This is the one place that reads them.
@@ -132,10 +135,6 @@ export function signInError(node: INode, reason: string, host: string, itemIndex
 	);
 }
 
-import { networkFailureWords } from '../../credentials/ClinicNetwork';
-import { splitServiceWords } from '../../credentials/ClinicTokenEndpoint';
-
-export { networkFailureWords };
 
 const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ECONNABORTED', 'ESOCKETTIMEDOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 

@@ -3,7 +3,6 @@
  * some type the bare host. Both, with or without a trailing slash, mean the same
  * (normalised in credentials/ClinicNetwork.ts, which the credentials use too).
  */
-export { normaliseApiBaseUrl, normaliseWebhookBaseUrl } from '../../credentials/ClinicNetwork';
 
 /** True when the text starts with a scheme such as `https://`. */
 function hasScheme(value: string): boolean {

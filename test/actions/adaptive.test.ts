@@ -8,7 +8,7 @@
  * go, whatever the machine's speed); the simulator's own count only bounds it from above.
  * How fast a run goes is the bench's to say (bench sections 2 and 8), not a test's.
  */
-import { MAX_PARALLEL_REQUESTS } from '../../nodes/Clinic/actions/router';
+import { MAX_PARALLEL_REQUESTS } from '../../nodes/Clinic/actions/scheduler';
 import { INITIAL_WINDOW, limiterFor } from '../../nodes/shared/hostLimiter';
 import { CredentialStore } from '../helpers';
 import { errorText, itemsOf, jsonOf, useSimulator } from './support';

@@ -3,7 +3,7 @@
  * and pairing with many items in flight, one sign-in, and one limiter per service host
  * for the whole n8n process, so two executions at once stay within the maximum together.
  */
-import { MAX_PARALLEL_REQUESTS } from '../../nodes/Clinic/actions/router';
+import { MAX_PARALLEL_REQUESTS } from '../../nodes/Clinic/actions/scheduler';
 import { startSimulator, type Simulator } from '../simulator';
 import {
 	N8N_VERSIONS,

@@ -3,7 +3,8 @@
  * 2.x passes the client's error on (code, cause), 1.x wraps it in a NodeApiError that keeps
  * the code only as its httpCode. Words and timeouts follow from the code, never a message.
  */
-import { isTimeout, networkCode, networkFailureWords } from '../../nodes/shared/errors';
+import { networkFailureWords } from '../../credentials/ClinicNetwork';
+import { isTimeout, networkCode } from '../../nodes/shared/errors';
 
 describe('networkCode', () => {
 	it('reads the code of the client error (2.x) and through causes', () => {

@@ -8,7 +8,6 @@ import { operationTitle, resources } from './resources';
 import { ItemScheduler, TurnCancelled } from './scheduler';
 import { writeMode } from './writes';
 
-export { MAX_PARALLEL_REQUESTS } from './scheduler';
 
 type Operation = (this: IExecuteFunctions, itemIndex: number, client: ClinicClient) => Promise<INodeExecutionData[]>;
 

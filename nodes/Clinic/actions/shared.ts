@@ -80,7 +80,6 @@ export function withoutSecret(record: IDataObject): IDataObject {
 	return { ...record, authentication_data: rest, hasSecret: secret !== undefined && secret !== null && secret !== '' };
 }
 
-export { eventNameOptions, eventOptions, topicOptions } from '../../shared/catalogOptions';
 
 /**
  * The values a user actually set: entries left empty (an expression that resolved to

@@ -10,7 +10,8 @@ import { returnAllOrLimit } from '../common';
 import { simplifyEvent, simplifyProperties } from '../simplify';
 import { eventOutputProperties } from '../../../shared/output';
 import { eventRecord } from '../output';
-import { eventNameOptions, requireTopicPrefix, topicOptions } from '../shared';
+import { requireTopicPrefix } from '../shared';
+import { eventNameOptions, topicOptions } from '../../../shared/catalogOptions';
 
 const properties: INodeProperties[] = [
 	...returnAllOrLimit,

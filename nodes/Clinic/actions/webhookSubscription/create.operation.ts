@@ -6,7 +6,8 @@ import { findEvent, fullTopic } from '../../../shared/catalog';
 import type { ClinicClient } from '../../../shared/transport';
 import { toItems, unwrap } from '../common';
 import { WebhookSubscriptions } from '../../../shared/webhookSubscriptions';
-import { checkCallbackUrl, eventOptions, requireTopicPrefix, withoutSecret } from '../shared';
+import { checkCallbackUrl, requireTopicPrefix, withoutSecret } from '../shared';
+import { eventOptions } from '../../../shared/catalogOptions';
 
 const properties: INodeProperties[] = [
 	{

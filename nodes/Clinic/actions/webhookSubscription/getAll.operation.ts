@@ -5,7 +5,8 @@ import { findEvent } from '../../../shared/catalog';
 import type { ClinicClient } from '../../../shared/transport';
 import { limitRecords, returnAllOrLimit, toItems } from '../common';
 import { WebhookSubscriptions, isLive } from '../../../shared/webhookSubscriptions';
-import { eventOptions, withoutSecret } from '../shared';
+import { withoutSecret } from '../shared';
+import { eventOptions } from '../../../shared/catalogOptions';
 
 const properties: INodeProperties[] = [
 	...returnAllOrLimit,
