@@ -8,6 +8,7 @@ import { createHash, randomBytes } from 'crypto';
 import type { ICredentialDataDecryptedObject, IDataObject } from 'n8n-workflow';
 
 import { normaliseApiBaseUrl } from './ClinicNetwork';
+import { keptInProcess } from './ClinicProcessMemory';
 import { ClinicSignInError } from './ClinicTokenEndpoint';
 
 
@@ -44,8 +45,8 @@ interface Flight {
 	/** For callers whose data has no signing key yet: all of them get this one. */
 	newSigningKey: string;
 }
-const pendingSignIns = new Map<string, Flight>();
 const PENDING_SIGN_INS_KEPT = 200;
+const pendingSignIns = keptInProcess('pending sign-ins', `${PENDING_SIGN_INS_KEPT} credentials`, new Map<string, Flight>());
 
 function stillValid(session: IDataObject | undefined): boolean {
 	if (!session) return false;
@@ -141,8 +142,8 @@ export function isTransportData(credentials: object): boolean {
 }
 
 /** Refresh tokens the service refused: none is sent twice (later executions read n8n's store instead). */
-const refusedRefreshTokens = new Set<string>();
 const MAX_REMEMBERED_REFUSALS = 1000;
+const refusedRefreshTokens = keptInProcess('refused refresh tokens', `${MAX_REMEMBERED_REFUSALS} tokens`, new Set<string>());
 
 export function wasRefused(refreshToken: string): boolean {
 	return refusedRefreshTokens.has(refreshToken);
@@ -196,9 +197,3 @@ export async function signIn(credentials: ICredentialDataDecryptedObject, finger
  * encrypted credential; made once, on the first sign-in that finds none, and kept.
  */
 export const WEBHOOK_SIGNING_KEY = 'webhookSigningKey';
-
-/** For tests: forget every cached exchange. */
-export function forgetExchanges(): void {
-	pendingSignIns.clear();
-	refusedRefreshTokens.clear();
-}

@@ -12,6 +12,7 @@ import type {
 import { refreshSessionFingerprint, signIn, rememberRefused, wasRefused } from './ClinicAuth';
 import { ClinicSignInError, exchange, sessionFromAnswer } from './ClinicTokenEndpoint';
 import { placeIntegrationToken } from './ClinicTokenPlacement';
+import { keptInProcess } from './ClinicProcessMemory';
 import type { ExchangeOutcome } from './ClinicTokenEndpoint';
 import { hostProperties, integrationTestRequest, sessionProperties } from './ClinicProperties';
 import { normaliseApiBaseUrl } from './ClinicNetwork';
@@ -24,7 +25,8 @@ import { normaliseApiBaseUrl } from './ClinicNetwork';
  * process may have rotated the chain since (the transport re-reads the stored credential
  * when a refresh is refused).
  */
-const newestInChain = new Map<string, string>();
+const CHAINS_KEPT = 1000;
+const newestInChain = keptInProcess('newest refresh token of each chain', `${CHAINS_KEPT} chains`, new Map<string, string>());
 
 export class ClinicRefreshTokenApi implements ICredentialType {
 	name = 'clinicRefreshTokenApi';
@@ -86,7 +88,9 @@ export class ClinicRefreshTokenApi implements ICredentialType {
 				);
 			}
 			const rotated = outcome.answer.refresh_token ?? used;
+			newestInChain.delete(fingerprint);
 			newestInChain.set(fingerprint, rotated);
+			if (newestInChain.size > CHAINS_KEPT) newestInChain.delete(newestInChain.keys().next().value as string);
 			return { ...sessionFromAnswer(outcome.answer, fingerprint), rotatedRefreshToken: rotated };
 		});
 	}

@@ -10,6 +10,7 @@
 import { sleep } from 'n8n-workflow';
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
+import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { EventLog } from '../shared/eventLog';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import { RecentDeliveries } from '../shared/deliveries';
@@ -53,10 +54,9 @@ interface KeptLog {
 	events: EventRecord[];
 	searched: boolean;
 }
-const keptLogs = new Map<string, KeptLog>();
 /** Logs kept: the most recently read. */
 const LOGS_KEPT = 20;
-
+const keptLogs = keptInProcess('event log events kept', `${LOGS_KEPT} logs of ${EVENTS_SEARCHED} events`, new Map<string, KeptLog>());
 function keepLog(key: string, log: KeptLog): void {
 	keptLogs.delete(key);
 	if (log.events.length === 0) return;
@@ -98,7 +98,7 @@ async function readLog(ctx: IWebhookFunctions, client: ClinicClient, key: string
 }
 
 /** Events this n8n process has emitted, by trigger and event id (kept a day). */
-const emittedEvents = new RecentDeliveries(20_000);
+const emittedEvents = keptInProcess('events emitted', '20,000 events, a day each', new RecentDeliveries(20_000));
 const EMITTED_FOR_MS = 24 * 60 * 60_000;
 
 /** Records that the trigger emits this event now; false when this process emitted it already. */
@@ -111,8 +111,8 @@ export function claimEvent(triggerKey: string, eventId: number): boolean {
  * by trigger and payload, with when each started. Each stands for one logged event with
  * that payload: when a later copy places such an event, the event has run already.
  */
-const runsWithoutId = new Map<string, number[]>();
 const RUNS_WITHOUT_ID_KEPT = 10_000;
+const runsWithoutId = keptInProcess('runs without an event id', '10,000 payloads, a day each', new Map<string, number[]>());
 
 function startRunWithoutId(key: string): Resolution {
 	const now = Date.now();
@@ -137,10 +137,9 @@ function runEvent(key: string, event: EventRecord): Resolution {
 	return { kind: 'repeat' };
 }
 
-/** Forgets what the duplicate check knows: events run, logs read (tests start as a fresh process). */
-export function forgetDuplicateCheck(): void {
+/** Forgets which events ran, as when the service's log starts again from id 1 (tests). */
+export function forgetEmittedEvents(): void {
 	emittedEvents.clear();
-	keptLogs.clear();
 	runsWithoutId.clear();
 }
 

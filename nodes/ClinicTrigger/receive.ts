@@ -19,6 +19,7 @@
  */
 import type { ICredentialDataDecryptedObject, IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
+import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { findEvent, fullTopic } from '../shared/catalog';
 import { BODY_PROBLEMS, DEFAULT_MAX_BODY_BYTES, RecentDeliveries, parseDeliveryBody, unwrapPayload } from '../shared/deliveries';
 import { DEFAULT_SIGNATURE_HEADER, deliveryIdOf, sha256Hex, verifyDelivery } from '../shared/signature';
@@ -36,7 +37,7 @@ import { EVENT_QUERY_PARAMETER } from '../shared/urls';
 import { shapeTriggerItems } from '../shared/output';
 
 /** Recently accepted deliveries of every Clinic Trigger in this n8n process. */
-export const recentDeliveries = new RecentDeliveries(10_000);
+export const recentDeliveries = keptInProcess('deliveries accepted (Same Body Within Window)', '10,000 bodies, the window each', new RecentDeliveries(10_000));
 
 /**
  * The credential, read once for the deliveries that arrive at one trigger together: n8n

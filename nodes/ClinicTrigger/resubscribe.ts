@@ -19,6 +19,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
 
+import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { findEvent } from '../shared/catalog';
 import { ClinicClient } from '../shared/transport';
 import type { IntegrationCredentialType } from '../shared/transport';
@@ -48,7 +49,7 @@ export interface StaleSubscriptions {
 
 /** How often a trigger's subscriptions are listed to find one the service disabled or deleted. */
 export const STALE_CHECK_EVERY_MS = 60_000;
-const lastStaleChecks = new Map<string, number>();
+const lastStaleChecks = keptInProcess('stale subscription checks', 'one per Clinic Trigger node', new Map<string, number>());
 
 /** Most events one resubscribe catches up per event: the newest are kept. */
 export const CATCH_UP_MAX = 100;
@@ -91,11 +92,6 @@ export async function findStaleSubscriptions(
 	if (stale.length === 0) return undefined;
 	const deleted = stale.some(({ subscription }) => !subscription || subscription.deleted_at);
 	return { reason: deleted ? 'subscriptionDeleted' : 'subscriptionDisabled', keys: stale.map(({ key }) => key) };
-}
-
-/** Forgets when subscriptions were last listed (tests start from a fresh process's state). */
-export function forgetStaleChecks(): void {
-	lastStaleChecks.clear();
 }
 
 /**

@@ -2,6 +2,8 @@
  * Where each oldest-first event log ended when this process last looked at it, so that
  * the next look starts there.
  */
+import { keptInProcess } from '../../credentials/ClinicProcessMemory';
+
 /** Where an oldest-first log ended: its number of events and the id of the last one. */
 export interface KnownEnd {
 	length: number;
@@ -17,7 +19,7 @@ const KNOWN_ENDS_KEPT = 1000;
  * looks at the end of the log on every delivery. Only a hint: `tail` checks it against
  * what the service lists and searches afresh when it does not hold.
  */
-const logEnds = new Map<string, KnownEnd>();
+const logEnds = keptInProcess('event log ends', `${KNOWN_ENDS_KEPT} logs`, new Map<string, KnownEnd>());
 
 export function rememberEnd(key: string, end: KnownEnd | undefined): void {
 	if (!end) return;
@@ -25,11 +27,6 @@ export function rememberEnd(key: string, end: KnownEnd | undefined): void {
 	logEnds.delete(key);
 	logEnds.set(key, end);
 	if (logEnds.size > KNOWN_ENDS_KEPT) logEnds.delete(logEnds.keys().next().value as string);
-}
-
-/** Forgets every remembered log end (tests start from a fresh process's state). */
-export function forgetEventLogEnds(): void {
-	logEnds.clear();
 }
 
 /** The remembered end of a log, if any. */

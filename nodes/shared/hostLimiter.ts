@@ -12,6 +12,8 @@
  */
 import { sleep } from 'n8n-workflow';
 
+import { keptInProcess } from '../../credentials/ClinicProcessMemory';
+
 import type { AttemptOutcome } from './transport';
 
 /** A batch of this size goes out in one round trip (300 items at 100 ms need two); a service that takes fewer refuses the first round's excess. */
@@ -163,15 +165,10 @@ export class HostLimiter {
 }
 
 /** One limiter per host (`host:port`) for the whole process, so concurrent executions share it. */
-const limiters = new Map<string, HostLimiter>();
+const limiters = keptInProcess('host limiters', 'one per service host', new Map<string, HostLimiter>());
 
 export function limiterFor(host: string): HostLimiter {
 	let limiter = limiters.get(host);
 	if (!limiter) limiters.set(host, (limiter = new HostLimiter()));
 	return limiter;
-}
-
-/** Forgets every host's limiter (tests start from a fresh process's state). */
-export function resetHostLimiters(): void {
-	limiters.clear();
 }

@@ -6,8 +6,7 @@ import { Container } from '@n8n/di';
 import { BinaryDataService } from 'n8n-core';
 import type { IBinaryData, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { resetHostLimiters } from '../../nodes/shared/hostLimiter';
-import { forgetExchanges, runClinicNode } from '../helpers';
+import { forgetProcessMemory, runClinicNode } from '../helpers';
 import type { RunClinicNodeOptions, RunClinicNodeResult } from '../helpers';
 import { passwordCredentialData, startSimulator } from '../simulator';
 import type { RequestLogEntry, Simulator, SimulatorOptions } from '../simulator';
@@ -31,9 +30,8 @@ export function useSimulator(options: SimulatorOptions = {}): Harness {
 	});
 	beforeEach(() => {
 		harness.sim.reset();
-		forgetExchanges();
-		// Each test starts as a fresh n8n process would: nothing learned about the host.
-		resetHostLimiters();
+		// Each test starts as a fresh n8n process would: nothing learned about the host or a session.
+		forgetProcessMemory();
 	});
 	afterEach(() => {
 		expect(harness.sim.internalErrors()).toEqual([]);

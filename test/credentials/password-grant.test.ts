@@ -5,7 +5,7 @@
  * Issue 3. Every run is also fed to the file's leak check.
  */
 import { passwordSessionFingerprint } from '../../credentials/ClinicAuth';
-import { CredentialStore, forgetExchanges, runClinicNode, runClinicRequests } from '../helpers';
+import { CredentialStore, forgetProcessMemory, runClinicNode, runClinicRequests } from '../helpers';
 import type { RunClinicNodeResult } from '../helpers';
 import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
@@ -38,7 +38,7 @@ afterAll(async () => {
 beforeEach(() => {
 	sim.reset();
 	sim.setTokenLifetime(86400);
-	forgetExchanges();
+	forgetProcessMemory();
 });
 
 async function run(options: Parameters<typeof runClinicNode>[0]): Promise<RunClinicNodeResult> {
@@ -88,7 +88,7 @@ describe('password grant', () => {
 	test('the next execution reuses the saved token: no token request', async () => {
 		const first = await run({ parameters, credentials: { clinicApi: passwordCredential(sim) } });
 		sim.clearLog();
-		forgetExchanges(); // as after an n8n restart: only the saved data is left
+		forgetProcessMemory(); // as after an n8n restart: only the saved data is left
 		const second = await run({ parameters, store: first.store });
 
 		expect(second.error).toBeUndefined();
@@ -119,7 +119,7 @@ describe('refresh with rotation', () => {
 		expect(apiCalls(sim).map((entry) => entry.status)).toEqual([401, 200]);
 		// The run after that starts from the rotated pair without any token request.
 		sim.clearLog();
-		forgetExchanges();
+		forgetProcessMemory();
 		const third = await run({ parameters, store: second.store });
 		expect(third.error).toBeUndefined();
 		expect(sim.tokenRequests()).toBe(0);
@@ -460,7 +460,7 @@ describe('changed credential fields do not reuse the old session (fingerprint)',
 
 	test('the same base URL written differently is the same session (no new sign-in)', async () => {
 		const first = await signedIn();
-		forgetExchanges();
+		forgetProcessMemory();
 		const second = await run({ parameters, store: first.store, credentials: { clinicApi: { baseUrl: `${sim.apiOrigin}/` } } });
 		expect(second.error).toBeUndefined();
 		expect(sim.tokenRequests()).toBe(0);

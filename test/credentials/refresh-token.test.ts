@@ -3,7 +3,7 @@
  * token saved, and a refused refresh that stops with "paste a new refresh token".
  * Issue 3. Every run is also fed to the file's leak check.
  */
-import { forgetExchanges, runClinicNode, runClinicRequests, testCredential } from '../helpers';
+import { forgetProcessMemory, runClinicNode, runClinicRequests, testCredential } from '../helpers';
 import type { RunClinicNodeResult } from '../helpers';
 import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
@@ -26,7 +26,7 @@ afterAll(async () => {
 beforeEach(() => {
 	sim.reset();
 	sim.setTokenLifetime(86400);
-	forgetExchanges();
+	forgetProcessMemory();
 });
 
 /** What the user pastes: a refresh token of the 2FA account, from the web app. */
@@ -89,7 +89,7 @@ test('each later refresh uses and replaces the saved rotated token', async () =>
 test('the next execution reuses the saved access token: no token request', async () => {
 	const first = await run({ parameters, credentials: { clinicRefreshTokenApi: refreshCredential(sim, pasted()) } });
 	sim.clearLog();
-	forgetExchanges();
+	forgetProcessMemory();
 	const second = await run({ parameters, store: first.store });
 	expect(second.error).toBeUndefined();
 	expect(sim.tokenRequests()).toBe(0);

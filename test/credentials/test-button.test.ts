@@ -3,7 +3,7 @@
  * the type's `test.request`, preAuthentication forced, n8n-core's HTTP client). Good
  * credentials pass; each usual mistake gets its own plain message. Issue 3.
  */
-import { forgetExchanges, runClinicNode, testCredential } from '../helpers';
+import { forgetProcessMemory, runClinicNode, testCredential } from '../helpers';
 import type { TestCredentialResult } from '../helpers';
 import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
@@ -25,7 +25,7 @@ afterAll(async () => {
 
 beforeEach(() => {
 	sim.reset();
-	forgetExchanges();
+	forgetProcessMemory();
 });
 
 async function test$(type: string, data: Parameters<typeof testCredential>[1], options?: Parameters<typeof testCredential>[2]): Promise<TestCredentialResult> {
@@ -83,7 +83,7 @@ describe('Clinic API', () => {
 		expect(second.store.data('clinicApi').accessToken).not.toBe(before);
 		// A run afterwards uses what the test saved.
 		sim.clearLog();
-		forgetExchanges();
+		forgetProcessMemory();
 		const run = await runClinicNode({
 			parameters: { authentication: 'clinicApi', resource: 'consultation', operation: 'get', consultationId: '1' },
 			store: second.store,

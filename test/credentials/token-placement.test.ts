@@ -6,7 +6,7 @@
  * Checked through the transport for every endpoint kind (probe node) and through the
  * Clinic node's own operations. Issue 3.
  */
-import { forgetExchanges, runClinicNode, runClinicRequests } from '../helpers';
+import { forgetProcessMemory, runClinicNode, runClinicRequests } from '../helpers';
 import type { ClinicCredentialsInput, RunClinicNodeResult } from '../helpers';
 import type { ClinicRequest } from '../../nodes/shared/transport';
 import { startSimulator } from '../simulator';
@@ -29,7 +29,7 @@ afterAll(async () => {
 
 beforeEach(() => {
 	sim.reset();
-	forgetExchanges();
+	forgetProcessMemory();
 });
 
 function placement(entry: RequestLogEntry | undefined) {

@@ -35,8 +35,8 @@ afterAll(async () => {
 
 beforeEach(() => {
 	sim.reset();
-	processA.forgetExchanges();
-	processB.forgetExchanges();
+	processA.forgetProcessMemory();
+	processB.forgetProcessMemory();
 });
 
 const GET_CONSULTATION = [{ method: 'GET' as const, path: '/consultations/1', auth: 'integration' as const }];

@@ -4,7 +4,7 @@
  */
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
-import { CredentialStore, forgetExchanges, runPoll } from '../helpers';
+import { CredentialStore, forgetProcessMemory, runPoll } from '../helpers';
 import type { PollResult } from '../helpers';
 import { startSimulator } from '../simulator';
 import type { EventOrder, EventParamsMode, Simulator } from '../simulator/types';
@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
 	sim.reset();
-	forgetExchanges();
+	forgetProcessMemory();
 	store = new CredentialStore();
 	store.add('clinicApi', integrationCredentials(sim));
 });

@@ -6,7 +6,7 @@ export * from './run-node';
 export * from './secrets';
 export * from './trigger';
 export { BINARY_DATA_FOLDER, N8N_TEST_FOLDER, ensureN8nCore } from './n8n-env';
-export { forgetExchanges } from '../../credentials/ClinicAuth';
+export { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
 export * from './probe';
 export * from './list-search';
 export * from './poll';

@@ -4,7 +4,7 @@
  */
 import type { INodeParameters } from 'n8n-workflow';
 
-import { CredentialStore, forgetExchanges, runPoll } from '../helpers';
+import { CredentialStore, forgetProcessMemory, runPoll } from '../helpers';
 import { deliverWebhook } from '../helpers/trigger';
 import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
 	sim.reset();
-	forgetExchanges();
+	forgetProcessMemory();
 	recentDeliveries.clear();
 });
 

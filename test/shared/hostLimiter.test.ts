@@ -3,7 +3,8 @@
  * requests, doubles while answers are healthy, halves on 429/503/timeouts, holds everything
  * during a Retry-After, and never lets more than a request's maximum be in flight.
  */
-import { HostLimiter, INITIAL_WINDOW, WINDOW_CEILING, limiterFor, resetHostLimiters } from '../../nodes/shared/hostLimiter';
+import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
+import { HostLimiter, INITIAL_WINDOW, WINDOW_CEILING, limiterFor } from '../../nodes/shared/hostLimiter';
 import type { LimitOptions } from '../../nodes/shared/hostLimiter';
 import type { AttemptOutcome } from '../../nodes/shared/transport';
 
@@ -214,7 +215,7 @@ describe('HostLimiter', () => {
 	});
 
 	test('one limiter per host for the whole process, forgotten after a minute idle', async () => {
-		resetHostLimiters();
+		forgetProcessMemory();
 		expect(limiterFor('api.example.test')).toBe(limiterFor('api.example.test'));
 		expect(limiterFor('api.example.test')).not.toBe(limiterFor('webhooks.example.test'));
 		const limiter = limiterFor('api.example.test');

@@ -5,7 +5,7 @@
  * webhook() through n8n-core. Nothing here computes a signature: the simulator does.
  */
 
-import { forgetDuplicateCheck } from '../../nodes/ClinicTrigger/eventResolution';
+import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
 import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 import { activateTrigger, runTriggerHook } from '../helpers/trigger';
 import { startSimulator } from '../simulator';
@@ -34,7 +34,7 @@ beforeEach(() => {
 	sim.reset();
 	recentDeliveries.clear();
 	// The simulator numbers its events from 1 again after a reset.
-	forgetDuplicateCheck();
+	forgetProcessMemory();
 	receiver.results.length = 0;
 	state.storeFailures = 0;
 });

@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import { forgetDuplicateCheck } from '../../nodes/ClinicTrigger/eventResolution';
-import { forgetStaleChecks, loggedBefore } from '../../nodes/ClinicTrigger/resubscribe';
+import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
+import { loggedBefore } from '../../nodes/ClinicTrigger/resubscribe';
 import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 import { activateTrigger } from '../helpers/trigger';
 import { startSimulator } from '../simulator';
@@ -33,8 +33,7 @@ afterAll(async () => {
 beforeEach(() => {
 	sim.reset();
 	recentDeliveries.clear();
-	forgetDuplicateCheck();
-	forgetStaleChecks();
+	forgetProcessMemory();
 	receiver.results.length = 0;
 });
 
