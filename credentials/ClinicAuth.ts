@@ -54,13 +54,45 @@ function stillValid(session: IDataObject | undefined): boolean {
 	return !Number.isFinite(renewAt) || renewAt > Date.now();
 }
 
-/** The token a caller is replacing: the stored one, or the one the transport set aside. */
-export function staleTokenOf(credentials: ICredentialDataDecryptedObject): string {
-	return String(credentials.accessToken || credentials[STALE_TOKEN_KEY] || '');
+/**
+ * What the nodes' transport and the credential share about one credential data object:
+ * the very object the transport hands to n8n, which n8n passes to `preAuthentication`
+ * (on 1.x and 2.x alike). The one channel between the two; nothing is written onto the
+ * data itself, which n8n may store whole.
+ */
+interface SessionNote {
+	/** The nodes' transport handed this data to n8n (not the Test button, not another node). */
+	fromTransport?: boolean;
+	/** A request has n8n sign in; the others wait for it. */
+	claim?: Claim;
+	/** Why signing in with this data failed. */
+	failure?: SignInFailure;
+	/** The token the transport set aside to have n8n sign in anew. */
+	tokenAside?: string;
+}
+const notes = new WeakMap<object, SessionNote>();
+
+function noteOf(credentials: object): SessionNote {
+	let note = notes.get(credentials);
+	if (!note) notes.set(credentials, (note = {}));
+	return note;
 }
 
-/** Key under which the transport keeps a refused token while it asks for a new one. */
-export const STALE_TOKEN_KEY = 'staleAccessToken';
+/** The token a caller is replacing: the stored one, or the one the transport set aside. */
+export function staleTokenOf(credentials: ICredentialDataDecryptedObject): string {
+	return String(credentials.accessToken || notes.get(credentials)?.tokenAside || '');
+}
+
+/** The token the transport set aside, if it did. */
+export function tokenAsideOf(credentials: object): string | undefined {
+	return notes.get(credentials)?.tokenAside;
+}
+
+/** Sets the token aside so that n8n signs in on the next request; kept to share one exchange. */
+export function putTokenAside(credentials: ICredentialDataDecryptedObject): void {
+	noteOf(credentials).tokenAside = String(credentials.accessToken ?? '');
+	credentials.accessToken = '';
+}
 
 async function singleFlight(fingerprint: string, staleToken: string, run: () => Promise<IDataObject>): Promise<Flight> {
 	const current = pendingSignIns.get(fingerprint);
@@ -91,21 +123,20 @@ interface Claim {
 	promise: Promise<void>;
 	settle: () => void;
 }
-const claims = new WeakMap<object, Claim>();
-
 export function claimSignIn(credentials: object): () => void {
 	let settle!: () => void;
 	const claim: Claim = { promise: new Promise<void>((resolve) => (settle = resolve)), settle: () => settle() };
-	claims.set(credentials, claim);
+	noteOf(credentials).claim = claim;
 	return () => settleClaim(credentials, claim);
 }
 
 export function signInUnderWay(credentials: object): Promise<void> | undefined {
-	return claims.get(credentials)?.promise;
+	return notes.get(credentials)?.claim?.promise;
 }
 
-function settleClaim(credentials: object, claim = claims.get(credentials)): void {
-	if (claims.get(credentials) === claim) claims.delete(credentials);
+function settleClaim(credentials: object, claim = notes.get(credentials)?.claim): void {
+	const note = notes.get(credentials);
+	if (note && note.claim === claim) note.claim = undefined;
 	claim?.settle();
 }
 
@@ -119,11 +150,9 @@ export interface SignInFailure {
 	refusedRefreshToken: string;
 }
 
-const signInFailures = new WeakMap<object, SignInFailure>();
-
 /** Why signing in with this credential data failed, if it did. */
 export function signInFailureOf(credentials: object): SignInFailure | undefined {
-	return signInFailures.get(credentials);
+	return notes.get(credentials)?.failure;
 }
 
 /**
@@ -131,14 +160,12 @@ export function signInFailureOf(credentials: object): SignInFailure | undefined 
  * refresh token, the transport first looks in n8n's store for the pair another process
  * (queue mode) rotated to, so the password credential leaves the password sign-in to it.
  */
-const transportData = new WeakSet<object>();
-
 export function markTransportData(credentials: object): void {
-	transportData.add(credentials);
+	noteOf(credentials).fromTransport = true;
 }
 
 export function isTransportData(credentials: object): boolean {
-	return transportData.has(credentials);
+	return notes.get(credentials)?.fromTransport === true;
 }
 
 /** Refresh tokens the service refused: none is sent twice (later executions read n8n's store instead). */
@@ -156,7 +183,8 @@ export function rememberRefused(refreshToken: string): void {
 
 /** Clears a recorded failure, once the transport has read a newer session from n8n's store. */
 export function forgetSignInFailure(credentials: object): void {
-	signInFailures.delete(credentials);
+	const note = notes.get(credentials);
+	if (note) note.failure = undefined;
 }
 
 /** The refresh token a credential's next refresh would use (hidden rotated one first). */
@@ -187,7 +215,7 @@ export async function signIn(credentials: ICredentialDataDecryptedObject, finger
 	} catch (error) {
 		// The claim stays: the claiming request may still recover (a newer session in n8n's store).
 		const failure = error instanceof ClinicSignInError ? error : new ClinicSignInError('Signing in to the clinic service failed. Check the credential and try again.');
-		signInFailures.set(credentials, { message: failure.message, refusedRefreshToken: failure.refusedRefreshToken });
+		noteOf(credentials).failure = { message: failure.message, refusedRefreshToken: failure.refusedRefreshToken };
 		throw failure;
 	}
 }

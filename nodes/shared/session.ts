@@ -8,15 +8,16 @@ import { NodeApiError, sleep } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject, JsonObject } from 'n8n-workflow';
 
 import {
-	STALE_TOKEN_KEY,
 	claimSignIn,
 	forgetSignInFailure,
 	passwordSessionFingerprint,
+	putTokenAside,
 	refreshSessionFingerprint,
 	refreshTokenOf,
 	sessionNeedsNewToken,
 	signInFailureOf,
 	signInUnderWay,
+	tokenAsideOf,
 } from '../../credentials/ClinicAuth';
 import type { Context, CredentialSettings, IntegrationCredentialType } from './credentialSettings';
 
@@ -27,12 +28,6 @@ const fingerprintOf: Record<IntegrationCredentialType, (c: ICredentialDataDecryp
 
 /** After a refused refresh token, another process may still be saving the newer one. */
 const STORE_SETTLE_MS = 1000;
-
-/** Sets the token aside so the credential signs in on the next request; kept to share one exchange. */
-export function putTokenAside(data: ICredentialDataDecryptedObject): void {
-	data[STALE_TOKEN_KEY] = String(data.accessToken ?? '');
-	data.accessToken = '';
-}
 
 export class Session {
 	/** A read of n8n's store under way after a refused token. */
@@ -111,7 +106,7 @@ export class Session {
 
 	/** Another process saves its new pair just after the service answered it: one more look follows a short wait. */
 	private async adoptAfterRefusedRefresh(type: IntegrationCredentialType, data: ICredentialDataDecryptedObject, refused: string): Promise<boolean> {
-		const refusedAccessToken = String(data[STALE_TOKEN_KEY] ?? data.accessToken ?? '');
+		const refusedAccessToken = tokenAsideOf(data) ?? String(data.accessToken ?? '');
 		for (let look = 0; look < 2; look++) {
 			if (look > 0) await sleep(STORE_SETTLE_MS);
 			if ((await this.adoptStoredSession(type, data, refusedAccessToken)) || refreshTokenOf(data) !== refused) return true;

@@ -14,13 +14,13 @@ import type {
 	IHttpRequestOptions,
 } from 'n8n-workflow';
 
-import { WEBHOOK_SIGNING_KEY } from '../../credentials/ClinicAuth';
+import { WEBHOOK_SIGNING_KEY, putTokenAside } from '../../credentials/ClinicAuth';
 import { TOKEN_PLACEMENT_HEADER } from '../../credentials/ClinicTokenPlacement';
 import type { TokenPlacement } from '../../credentials/ClinicTokenPlacement';
 import { CredentialSettings, PORTAL_CREDENTIAL_TYPE } from './credentialSettings';
 import type { Authentication, Context, IntegrationCredentialType, IntegrationSettings } from './credentialSettings';
 import { apiError, isTimeout, networkCode, noAnswerError, signInError } from './errors';
-import { Session, putTokenAside } from './session';
+import { Session } from './session';
 
 export { PORTAL_CREDENTIAL_TYPE };
 export type { Authentication, IntegrationCredentialType, IntegrationSettings };

@@ -5,6 +5,7 @@
  * Issue 3. Every run is also fed to the file's leak check.
  */
 import { passwordSessionFingerprint } from '../../credentials/ClinicAuth';
+import { ClinicApi } from '../../credentials/ClinicApi.credentials';
 import { CredentialStore, forgetProcessMemory, runClinicNode, runClinicRequests } from '../helpers';
 import type { RunClinicNodeResult } from '../helpers';
 import { startSimulator } from '../simulator';
@@ -230,6 +231,28 @@ describe('a token revoked during a run', () => {
 		expect(sim.tokenRequests('password')).toBe(1);
 		expect(sim.tokenRequests('refresh_token')).toBe(1);
 		expect(apiCalls(sim).map((entry) => entry.status)).toEqual([401, 200, 200, 200]);
+	});
+	test('nothing but the credential\'s own fields is written onto its data (n8n 1.x saves that data whole after a sign-in)', async () => {
+		const declared = new Set(new ClinicApi().properties.map((property) => property.name));
+		const seen: Array<Record<string, unknown>> = [];
+		const original = ClinicApi.prototype.preAuthentication;
+		const spy = jest.spyOn(ClinicApi.prototype, 'preAuthentication').mockImplementation(async function (this: never, credentials) {
+			seen.push(credentials);
+			return await original.call(this, credentials);
+		});
+		try {
+			const first = await run({ parameters, credentials: { clinicApi: passwordCredential(sim) } });
+			sim.revokeAllTokens();
+			const oneByOne = { ...parameters, options: { parallelism: 'fixed', parallelRequests: 1 } };
+			const second = await run({ parameters: oneByOne, store: first.store, items: [{ json: {} }, { json: {} }] });
+			expect(second.error).toBeUndefined();
+			// The revoked token was set aside and n8n signed in anew, with the data the transport handed it.
+			expect(seen.length).toBeGreaterThanOrEqual(2);
+			for (const data of seen) expect(Object.keys(data).filter((key) => !declared.has(key))).toEqual([]);
+			for (const update of first.store.updates) expect(Object.keys(update.data).filter((key) => !declared.has(key))).toEqual([]);
+		} finally {
+			spy.mockRestore();
+		}
 	});
 });
 

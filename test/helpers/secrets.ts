@@ -9,7 +9,7 @@ import type { IDataObject } from 'n8n-workflow';
 import type { CredentialStore } from './credentials-helper';
 
 /** Credential fields whose values are secrets. */
-export const SECRET_FIELDS = ['password', 'accessToken', 'refreshToken', 'rotatedRefreshToken', 'portalToken', 'staleAccessToken'];
+export const SECRET_FIELDS = ['password', 'accessToken', 'refreshToken', 'rotatedRefreshToken', 'portalToken'];
 
 /** Collects secret values: every secret field of every credential the store saved, ever, plus `extra`. */
 export class SecretCollector {
