@@ -149,6 +149,13 @@ export type ExchangeOutcome =
 	| { kind: 'refused'; status: number; detail: string }
 	| { kind: 'twoFactor' };
 
+/** A gateway's error page means the service behind it is down for now, not a wrong address. */
+const GATEWAY_FAILURES = new Map([
+	[502, 'Bad Gateway'],
+	[503, 'Service Unavailable'],
+	[504, 'Gateway Timeout'],
+]);
+
 /** Runs one grant and classifies the answer; throws only for answers no grant can fix. */
 export async function exchange(
 	helper: IHttpRequestHelper,
@@ -166,6 +173,11 @@ export async function exchange(
 	const body = bodyAsObject(response.body);
 	if (response.statusCode >= 200 && response.statusCode < 300 && typeof body?.access_token === 'string') {
 		return { kind: 'token', answer: body as unknown as TokenAnswer };
+	}
+	if (looksLikeHtml(response) && GATEWAY_FAILURES.has(response.statusCode)) {
+		throw new ClinicSignInError(
+			`A proxy or gateway in front of the clinic service answered ${response.statusCode} (${GATEWAY_FAILURES.get(response.statusCode)}) with a web page: the service is down or restarting. Try again in a minute; the credential is not the problem.`,
+		);
 	}
 	if (looksLikeHtml(response)) {
 		throw new ClinicSignInError(

@@ -407,6 +407,20 @@ describe('mistakes in the credential, seen in a node run', () => {
 		texts.unreachable = text(result);
 	});
 
+	test('a proxy\'s 502 page while the service restarts: named with its status, try again (not "change the address")', async () => {
+		for (const status of [502, 503, 504]) {
+			const gateway = await htmlServer(status);
+			try {
+				const result = await run({ parameters, credentials: { clinicApi: passwordCredential(sim, { baseUrl: gateway.url }) } });
+				expect(result.error?.message).toMatch(new RegExp(`gateway in front of the clinic service answered ${status}`));
+				expect(result.error?.message).toMatch(/Try again in a minute/);
+				expect(result.error?.message).not.toMatch(/Set the credential's API Base URL/);
+			} finally {
+				await gateway.close();
+			}
+		}
+	});
+
 	test('a web page as base URL', async () => {
 		const site = await htmlServer();
 		try {

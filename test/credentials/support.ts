@@ -94,9 +94,9 @@ export async function localServer(
 }
 
 /** A web page for every request, as a marketing site or a login page would answer. */
-export async function htmlServer(): Promise<LocalServer> {
+export async function htmlServer(status = 200): Promise<LocalServer> {
 	return await localServer(() => ({
-		status: 200,
+		status,
 		headers: { 'content-type': 'text/html; charset=utf-8' },
 		body: '<!DOCTYPE html><html><head><title>Clinic</title></head><body><h1>Welcome</h1></body></html>',
 	}));
