@@ -45,7 +45,11 @@ export function storedSubscriptions(staticData: IDataObject): Map<string, Stored
 
 /** Stores a derived subscription; a legacy entry is never written back. */
 export function storeSubscription(staticData: IDataObject, key: string, entry: StoredSubscription): void {
-	staticData[key] = { id: entry.id, topic: entry.topic, keyId: entry.keyId ?? '' };
+	const next = { id: entry.id, topic: entry.topic, keyId: entry.keyId ?? '' };
+	const current = staticData[key] as IDataObject | undefined;
+	// n8n saves the workflow's static data when any of it is set: only a change is written.
+	if (current && current.id === next.id && current.topic === next.topic && current.keyId === next.keyId && Object.keys(current).length === 3) return;
+	staticData[key] = next;
 }
 
 export function forgetSubscription(staticData: IDataObject, key: string): void {

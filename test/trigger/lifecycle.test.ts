@@ -224,6 +224,14 @@ describe('checkExists', () => {
 		expect(nodeData(restarted.staticData)).toEqual(nodeData(first.staticData));
 	});
 
+	it('everything in place -> true, and the static data is left as it is (n8n saves the workflow only on a change)', async () => {
+		const first = await activateTrigger(options());
+		const checked = await runTriggerHook('checkExists', options({ staticData: first.staticData, store: first.store }));
+		expect(checked.error).toBeUndefined();
+		expect(checked.result).toBe(true);
+		expect(checked.staticDataChanged).toBe(false);
+	});
+
 	it('one subscription deleted behind our back -> false; never deletes anything itself', async () => {
 		const first = await activateTrigger(options());
 		const id = live(sim)[1].id;
