@@ -9,7 +9,7 @@ import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { passwordCredentialData, startSimulator, type Simulator } from '../simulator';
-import { startRefusingProxy } from '../trigger/support';
+import { startRefusingProxy } from '../ClinicTrigger/support';
 import {
 	N8N_VERSIONS,
 	importCredentials,

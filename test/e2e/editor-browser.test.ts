@@ -17,7 +17,7 @@ import type { INodeProperties, INodeType, INodeTypeDescription } from 'n8n-workf
 import type { Page } from 'playwright-core';
 
 import { startSimulator, type Simulator } from '../simulator';
-import { serviceCall } from '../trigger/support';
+import { serviceCall } from '../ClinicTrigger/support';
 import {
 	DEFAULT_OWNER,
 	N8N_VERSIONS,

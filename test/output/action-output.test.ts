@@ -10,7 +10,7 @@ import { NodeHelpers } from 'n8n-workflow';
 
 import { Clinic } from '../../nodes/Clinic/Clinic.node';
 import { resourceOptions, resources } from '../../nodes/Clinic/actions/resources';
-import { jsonOf, useSimulator } from '../actions/support';
+import { jsonOf, useSimulator } from '../Clinic/support';
 
 const t = useSimulator();
 const V1 = { typeVersion: 1 };
@@ -204,8 +204,8 @@ describe('the editor', () => {
 	});
 });
 
-describe('README "Patient data" table', () => {
-	const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+describe('docs/patient-data.md table', () => {
+	const readme = readFileSync(join(__dirname, '..', '..', 'docs', 'patient-data.md'), 'utf8');
 	const table = readme.slice(readme.indexOf('<!-- output:start -->'), readme.indexOf('<!-- output:end -->'));
 	const description = new Clinic().description;
 	const withOutput = Object.entries(resources).flatMap(([resource, { description: properties }]) =>

@@ -14,8 +14,8 @@ import { Clinic } from '../../nodes/Clinic/Clinic.node';
 import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 import { CredentialStore, runPoll } from '../helpers';
 import { deliverWebhook } from '../helpers/trigger';
-import { integrationCredentials, jsonOf, useSimulator } from '../actions/support';
-import { PATIENT_CREATED, credentialsFor } from '../trigger/support';
+import { integrationCredentials, jsonOf, useSimulator } from '../Clinic/support';
+import { PATIENT_CREATED, credentialsFor } from '../ClinicTrigger/support';
 
 const t = useSimulator();
 const description = new Clinic().description;

@@ -8,8 +8,8 @@ import { CredentialStore, forgetProcessMemory, runPoll } from '../helpers';
 import { deliverWebhook } from '../helpers/trigger';
 import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
-import { integrationCredentials } from '../actions/support';
-import { PATIENT_CREATED, credentialsFor } from '../trigger/support';
+import { integrationCredentials } from '../Clinic/support';
+import { PATIENT_CREATED, credentialsFor } from '../ClinicTrigger/support';
 import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 
 let sim: Simulator;

@@ -8,7 +8,7 @@ import { CredentialStore, forgetProcessMemory, runPoll } from '../helpers';
 import type { PollResult } from '../helpers';
 import { startSimulator } from '../simulator';
 import type { EventOrder, EventParamsMode, Simulator } from '../simulator/types';
-import { integrationCredentials } from '../actions/support';
+import { integrationCredentials } from '../Clinic/support';
 
 let sim: Simulator;
 let store: CredentialStore;
