@@ -2,8 +2,7 @@
 import type { ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
 
 import { EVENTS, splitTopic } from '../shared/catalog';
-import { ClinicClient } from '../shared/transport';
-import type { Authentication } from '../shared/transport';
+import { clientFor } from '../shared/transport';
 import { WebhookSubscriptions, isLive } from '../shared/webhookSubscriptions';
 
 function eventLabel(topic: string, name: string): string {
@@ -13,8 +12,7 @@ function eventLabel(topic: string, name: string): string {
 
 /** Live webhook subscriptions of the credential's account, newest first, filtered by the search text. */
 export async function searchSubscriptions(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
-	const authentication = this.getNodeParameter('authentication', 'clinicApi') as Authentication;
-	const client = new ClinicClient(this, authentication);
+	const client = clientFor(this);
 	const records = (await new WebhookSubscriptions(client, () => this.getNode()).list()).filter(isLive);
 	const wanted = (filter ?? '').trim().toLowerCase();
 	const results = records

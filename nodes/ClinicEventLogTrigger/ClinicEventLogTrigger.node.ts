@@ -10,7 +10,7 @@ import type {
 import { integrationCredentials } from '../shared/authentication';
 import { describeTopicPrefixProblem, findEvent, fullTopic } from '../shared/catalog';
 import { eventsSubtitle } from '../shared/catalogOptions';
-import type { IntegrationCredentialType } from '../shared/transport';
+import { clientFor } from '../shared/transport';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import { EventLog } from '../shared/eventLog';
 import { redactEvent } from '../shared/eventRecord';
@@ -42,9 +42,8 @@ export class ClinicEventLogTrigger implements INodeType {
 
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		const node = this.getNode();
-		const authentication = this.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
 		const options = this.getNodeParameter('options', {}) as IDataObject;
-		const log = EventLog.open(this, authentication, { timeoutMs: timeoutMsOf(options), operation: 'Clinic Event Log Trigger' });
+		const log = new EventLog(this, clientFor(this, { timeoutMs: timeoutMsOf(options), operation: 'Clinic Event Log Trigger' }));
 		const filters = await filtersOf(this, log);
 		const withLogs = options.includeDeliveryLogs === true;
 

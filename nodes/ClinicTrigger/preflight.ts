@@ -6,8 +6,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IHookFunctions } from 'n8n-workflow';
 
-import { ClinicClient } from '../shared/transport';
-import type { IntegrationCredentialType } from '../shared/transport';
+import { clientFor } from '../shared/transport';
 import { addressOf, insecureWebhookAddressMessage } from '../shared/urls';
 import { acceptsAddress } from './lifecycle';
 
@@ -17,8 +16,7 @@ import { acceptsAddress } from './lifecycle';
  * failed removal; the transport owns the check and its words.
  */
 export async function requireWebhookService(ctx: IHookFunctions): Promise<void> {
-	const authentication = ctx.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
-	await new ClinicClient(ctx, authentication).webhookServiceUrl();
+	await clientFor(ctx).webhookServiceUrl();
 }
 
 /** n8n's address for this trigger is https, or the user allowed http for a local test. */

@@ -25,8 +25,7 @@ import { BODY_PROBLEMS, DEFAULT_MAX_BODY_BYTES, RecentDeliveries, parseDeliveryB
 import { DEFAULT_SIGNATURE_HEADER, deliveryIdOf, sha256Hex, verifyDelivery } from '../shared/signature';
 import type { VerificationMode } from '../shared/signature';
 import { FreshReads } from '../shared/freshReads';
-import { ClinicClient } from '../shared/transport';
-import type { IntegrationCredentialType } from '../shared/transport';
+import { clientFor } from '../shared/transport';
 import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
 import type { DuplicateCheck } from './description';
 import type { EventRecord } from '../shared/eventRecord';
@@ -120,7 +119,6 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	//    key, read on each delivery and never kept: n8n tells a node nothing when a
 	//    credential is edited, so a kept key would go on accepting deliveries signed with a
 	//    key the user has replaced (deliveries arriving together share one read).
-	const authentication = this.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
 	const readCredentials = async (type: string) =>
 		await credentialReads.read(
 			[triggerScopeOf(this), type, this.getNode().credentials?.[type]?.id ?? ''].join('\n'),
@@ -128,7 +126,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 			async () => await this.getCredentials(type),
 		);
 	// The duplicate check never waits on a busy service: no Retry-After waits, a short timeout.
-	const client = new ClinicClient(this, authentication, { timeoutMs: EVENT_LOG_CHECK_MS, maxRetryWaitMs: 0, readCredentials });
+	const client = clientFor(this, { timeoutMs: EVENT_LOG_CHECK_MS, maxRetryWaitMs: 0, readCredentials });
 	const staticData = this.getWorkflowStaticData('node');
 	const allStored = storedSubscriptions(staticData);
 	const stored = allStored.get(key);

@@ -21,8 +21,8 @@ import type { IDataObject, INodeExecutionData, IWebhookFunctions } from 'n8n-wor
 
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { findEvent } from '../shared/catalog';
-import { ClinicClient } from '../shared/transport';
-import type { IntegrationCredentialType } from '../shared/transport';
+import { clientFor } from '../shared/transport';
+import type { ClinicClient } from '../shared/transport';
 import { EventLog } from '../shared/eventLog';
 import { WebhookSubscriptions, isLive } from '../shared/webhookSubscriptions';
 import type { EventRecord } from '../shared/eventRecord';
@@ -106,8 +106,7 @@ export async function resubscribe(
 ): Promise<INodeExecutionData[]> {
 	const node = ctx.getNode();
 	const what = WHAT_HAPPENED[stale.reason];
-	const authentication = ctx.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
-	const client = new ClinicClient(ctx, authentication);
+	const client = clientFor(ctx);
 	let listed: RemoteSubscription[];
 	try {
 		// When the stale subscriptions were made: the catch-up starts there.

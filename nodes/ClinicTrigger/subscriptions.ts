@@ -25,7 +25,8 @@ import type { IDataObject, IHookFunctions, INode, IWebhookFunctions } from 'n8n-
 import { EVENTS, describeTopicPrefixProblem, findEvent, fullTopic } from '../shared/catalog';
 import { signingKeyId, subscriptionSecret } from '../shared/signature';
 import type { CatalogEvent } from '../shared/catalog';
-import { ClinicClient } from '../shared/transport';
+import { clientFor } from '../shared/transport';
+import type { ClinicClient } from '../shared/transport';
 import { WebhookSubscriptions, isLive } from '../shared/webhookSubscriptions';
 import { activationError, subscribeError } from './subscriptionErrors';
 import type { RemoteSubscription } from '../shared/webhookSubscriptions';
@@ -38,7 +39,6 @@ import {
 	triggerIdOf,
 } from './storage';
 import type { StoredSubscription } from './storage';
-import type { IntegrationCredentialType } from '../shared/transport';
 
 import { addressOf, callbackUrl, eventKeyOfUrl, pathOf } from '../shared/urls';
 
@@ -79,9 +79,8 @@ type SubscribingContext = IHookFunctions | IWebhookFunctions;
 
 export function readSetup(ctx: SubscribingContext): Setup {
 	const node = ctx.getNode();
-	const authentication = ctx.getNodeParameter('authentication', 'clinicApi') as IntegrationCredentialType;
 	const webhookUrl = ctx.getNodeWebhookUrl('default') ?? '';
-	const client = new ClinicClient(ctx, authentication);
+	const client = clientFor(ctx);
 	return {
 		node,
 		client,

@@ -12,12 +12,11 @@ import type {
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { ClinicClient } from './transport';
+import type { ClinicClient } from './transport';
 import { forgetLogEnd, logEndOf, rememberEnd } from './eventLogEnds';
 import type { KnownEnd } from './eventLogEnds';
 import { newestFirst, orderOf } from './eventRecord';
 import type { EventFilter, EventRecord } from './eventRecord';
-import type { Authentication, ClientOptions } from './transport';
 
 export type EventLogContext = IExecuteFunctions | IPollFunctions | IWebhookFunctions;
 
@@ -40,11 +39,6 @@ export class EventLog {
 		private readonly ctx: EventLogContext,
 		private readonly client: ClinicClient,
 	) {}
-
-	/** A reader with its own client, for a trigger. */
-	static open(ctx: EventLogContext, authentication: Authentication, options?: ClientOptions): EventLog {
-		return new EventLog(ctx, new ClinicClient(ctx, authentication, options));
-	}
 
 	/** The credential's topic prefix (for complete topics). */
 	async topicPrefix(itemIndex = 0): Promise<string> {

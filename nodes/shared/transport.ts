@@ -262,3 +262,15 @@ export class ClinicClient {
 		return key;
 	}
 }
+
+/** The node's "Authentication" choice: which credential its requests use. */
+export function authenticationOf(ctx: Context): Authentication {
+	// An action node's parameters are read per item; the choice is the same for every item.
+	const value = 'getInputData' in ctx ? ctx.getNodeParameter('authentication', 0, 'clinicApi') : ctx.getNodeParameter('authentication', 'clinicApi');
+	return value as Authentication;
+}
+
+/** The client for the credential the node's "Authentication" names. */
+export function clientFor(ctx: Context, options?: ClientOptions): ClinicClient {
+	return new ClinicClient(ctx, authenticationOf(ctx), options);
+}

@@ -2,8 +2,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { timeoutMsOf } from '../../shared/timeoutOption';
-import { ClinicClient } from '../../shared/transport';
-import type { Authentication } from '../../shared/transport';
+import { ClinicClient, authenticationOf } from '../../shared/transport';
 import { operationTitle, resources } from './resources';
 import { ItemScheduler, TurnCancelled } from './scheduler';
 import { writeMode } from './writes';
@@ -49,7 +48,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const module = (resources as Record<string, { operations: Record<string, { execute: Operation }> }>)[resource];
 	const execute = module?.operations[operation]?.execute;
 	if (!execute) throw new NodeOperationError(this.getNode(), `The operation "${operation}" of "${resource}" is not supported`);
-	const authentication = this.getNodeParameter('authentication', 0, 'clinicApi') as Authentication;
+	const authentication = authenticationOf(this);
 	const scheduler = new ItemScheduler(this, resource, operation);
 	const client = new ClinicClient(this, authentication, {
 		publicBaseUrl: authentication === 'none' ? (this.getNodeParameter('baseUrl', 0, '') as string) : '',
