@@ -29,7 +29,7 @@ import {
 	type QueueCluster,
 	type WorkflowImport,
 } from './harness';
-import { EVERY_MINUTE, eventLogRuns, eventLogWorkflow, idsPerRun, lastEventLogRead } from './support/event-log';
+import { EVERY_MINUTE, eventLogReadsSettled, eventLogRuns, eventLogWorkflow, idsPerRun, lastEventLogRead } from './support/event-log';
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
 
 const CREDENTIALS = { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } };
@@ -185,10 +185,9 @@ describe(`n8n 3 defaults on n8n ${N8N_VERSIONS.v2} in queue mode: manual runs on
 			await cluster.main.activateWorkflow(eventLogId);
 			// The activation's poll reads the log; the first scheduled poll takes the log's place.
 			await waitFor('the poll at activation', async () => (lastEventLogRead(sim) > firstRead ? true : undefined), { timeoutMs: 90_000 });
-			await new Promise((resolve) => setTimeout(resolve, 2_000));
-			const activationRead = lastEventLogRead(sim);
-			await waitFor('the first scheduled poll', async () => (lastEventLogRead(sim) > activationRead ? true : undefined), { timeoutMs: 90_000 });
-			await new Promise((resolve) => setTimeout(resolve, 2_000));
+			const activationRead = await eventLogReadsSettled(sim);
+			await waitFor('the first scheduled poll', async () => (lastEventLogRead(sim) > activationRead ? true : undefined), { timeoutMs: 150_000 });
+			await eventLogReadsSettled(sim);
 			const ids: number[] = [];
 			for (let i = 0; i < 3; i++) ids.push((await sim.emit('consultation', 'consultation-finished', { id: 910 + i })).id);
 			// Counted after one more poll: a repeat would have started a run by then.

@@ -65,6 +65,26 @@ export function lastEventLogRead(sim: Simulator): number {
 	return newest;
 }
 
+/**
+ * Waits until the event log has not been read for `quietMs` (a poll's pages are read one
+ * after the other; polls here are a minute apart) and answers the last read. A poll is
+ * told over by this quiet, not by a fixed sleep after its first page, which a busy
+ * machine can outlast.
+ */
+export async function eventLogReadsSettled(sim: Simulator, quietMs = 5_000, timeoutMs = 120_000): Promise<number> {
+	let last = lastEventLogRead(sim);
+	let since = Date.now();
+	return await waitFor(
+		`no read of the event log for ${quietMs / 1000} s`,
+		async () => {
+			const now = lastEventLogRead(sim);
+			if (now !== last) [last, since] = [now, Date.now()];
+			return Date.now() - since >= quietMs ? last : undefined;
+		},
+		{ timeoutMs, intervalMs: 250 },
+	);
+}
+
 /** Event ids each finished run started with, oldest run first. */
 export function idsPerRun(executions: Execution[], triggerNode = EVENT_LOG_TRIGGER): number[][] {
 	return [...executions]
