@@ -68,6 +68,11 @@ export class HostLimiter {
 		return { window: this.window, inFlight: this.inFlight, peak: this.peak, waiting: this.queue.length };
 	}
 
+	/** How long every request to the host still waits out a Retry-After. */
+	pausedMs(): number {
+		return Math.max(0, this.pausedUntil - Date.now());
+	}
+
 	/** Resolves when the request may be sent, with what to call once its answer (or failure) is in. */
 	async acquire(options: LimitOptions, retry = false): Promise<(outcome: AttemptOutcome) => void> {
 		if (this.inFlight === 0 && this.queue.length === 0 && Date.now() - this.lastActivity > IDLE_RESET_MS) {

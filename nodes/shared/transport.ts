@@ -64,6 +64,8 @@ export interface AttemptOutcome {
 /** When an attempt may go out. `acquire` resolves with what to call once it has ended. */
 export interface RequestGate {
 	acquire(itemIndex: number, host: string, retry: boolean): Promise<(outcome: AttemptOutcome) => void>;
+	/** How long the gate holds every request to the host (a Retry-After another request met). */
+	pausedMs(host: string): number;
 }
 
 export interface ClientOptions {
@@ -142,8 +144,14 @@ export class ClinicClient {
 		let signedInAgain = false;
 		let waitedMs = 0;
 		let busyRetries = 0;
+		let waitingOutBusy = false;
 		for (let retry = false; ; retry = true) {
+			const askedAt = Date.now();
 			const release = (await this.options.gate?.acquire(itemIndex, host, retry)) ?? (() => undefined);
+			// The wait a refused request really had in the gate: its own Retry-After, or a longer
+			// pause another request's refusal put on the host meanwhile.
+			if (waitingOutBusy && this.options.gate) waitedMs += Date.now() - askedAt;
+			waitingOutBusy = false;
 			let answer: { response: ClinicResponse; sentToken: string };
 			try {
 				answer = await this.send(request, `${base}${request.path}`, itemIndex);
@@ -165,9 +173,14 @@ export class ClinicClient {
 				await this.session.afterRefusedToken(sentToken);
 				continue;
 			}
-			if (busy && waitedMs + waitMs <= this.maxRetryWaitMs && ++busyRetries <= MAX_BUSY_RETRIES) {
-				waitedMs += waitMs;
-				if (!this.options.gate) await sleep(waitMs);
+			// What the request will wait: its own Retry-After, or the gate's pause for the host if longer.
+			const waitAheadMs = busy ? Math.max(waitMs, this.options.gate?.pausedMs(host) ?? 0) : 0;
+			if (busy && waitedMs + waitAheadMs <= this.maxRetryWaitMs && ++busyRetries <= MAX_BUSY_RETRIES) {
+				waitingOutBusy = true;
+				if (!this.options.gate) {
+					waitedMs += waitMs;
+					await sleep(waitMs);
+				}
 				continue;
 			}
 			if (status >= 400) {

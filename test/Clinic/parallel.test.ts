@@ -4,7 +4,8 @@
  * item, and the service's 429 Retry-After is waited out.
  */
 import { limiterFor } from '../../nodes/shared/hostLimiter';
-import { errorText, itemsOf, jsonOf, useSimulator } from './support';
+import { runClinicRequests } from '../helpers';
+import { errorText, integrationCredentials, itemsOf, jsonOf, useSimulator } from './support';
 
 const harness = useSimulator();
 const consultationIds = [3, 1, 2, 1, 3, 2, 2, 1, 3, 1, 2, 3];
@@ -84,3 +85,31 @@ describe('Parallel Requests', () => {
 	});
 });
 
+
+describe('the Retry-After budget counts the wait the request really has', () => {
+	it("a request whose own Retry-After is short still waits out the host's longer pause, and that counts toward its budget", async () => {
+		// The Clinic node's gate: each request takes a place in the host's limiter.
+		const gate = {
+			acquire: async (_item: number, to: string, retry: boolean) => await limiterFor(to).acquire({ maximum: 8, adaptive: false }, retry),
+			pausedMs: (to: string) => limiterFor(to).pausedMs(),
+		};
+		harness.sim.addFault({ kind: 'status', host: 'api', path: '/api/v1/consultations/1', status: 429, retryAfterSeconds: 2, count: 1 });
+		harness.sim.addFault({ kind: 'status', host: 'api', path: '/api/v1/consultations/2', status: 429, retryAfterSeconds: 1, count: 2 });
+		const result = await runClinicRequests({
+			authentication: 'clinicApi',
+			credentials: { clinicApi: integrationCredentials(harness.sim) },
+			items: 2,
+			concurrent: true,
+			continueOnFail: true,
+			gate,
+			maxRetryWaitMs: 2500,
+			requests: (item) => [{ method: 'GET', path: `/consultations/${item + 1}`, auth: 'integration', subject: `Consultation ${item + 1}` }],
+		});
+		const [first, second] = (result.output?.[0] ?? []).map((item) => item.json);
+		// Consultation 1 waited its 2 s and was answered.
+		expect(first).toMatchObject({ statusCode: 200 });
+		// Consultation 2 asked for 1 s twice, but its first wait lasted the host's 2 s pause
+		// (consultation 1's refusal): 2 + 1 s is past the 2.5 s budget, so it fails instead of waiting on.
+		expect(String(second.error)).toMatch(/\(429\)/);
+	});
+});

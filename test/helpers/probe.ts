@@ -12,7 +12,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { ClinicClient } from '../../nodes/shared/transport';
-import type { Authentication, ClinicRequest } from '../../nodes/shared/transport';
+import type { Authentication, ClinicRequest, RequestGate } from '../../nodes/shared/transport';
 import { PACKAGE_NAME, TestNodeTypes } from './n8n-runtime';
 import { runNodeInWorkflow } from './run-node';
 import type { ClinicCredentialsInput, RunClinicNodeResult } from './run-node';
@@ -33,6 +33,9 @@ export interface ProbeOptions {
 	/** Base URL for `authentication: 'none'`. */
 	publicBaseUrl?: string;
 	continueOnFail?: boolean;
+	/** The client's gate (as the Clinic node's item scheduler) and its Retry-After budget. */
+	gate?: RequestGate;
+	maxRetryWaitMs?: number;
 	/** Called before each request is sent (e.g. to revoke tokens mid-run). */
 	beforeRequest?: (itemIndex: number, requestIndex: number) => void | Promise<void>;
 }
@@ -58,7 +61,11 @@ function probeNode(options: ProbeOptions): INodeType {
 		description,
 		async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 			const items = this.getInputData();
-			const client = new ClinicClient(this, options.authentication, { publicBaseUrl: options.publicBaseUrl ?? '' });
+			const client = new ClinicClient(this, options.authentication, {
+				publicBaseUrl: options.publicBaseUrl ?? '',
+				gate: options.gate,
+				maxRetryWaitMs: options.maxRetryWaitMs,
+			});
 			const runItem = async (itemIndex: number): Promise<INodeExecutionData[]> => {
 				const out: INodeExecutionData[] = [];
 				const requests = typeof options.requests === 'function' ? options.requests(itemIndex) : options.requests;

@@ -88,6 +88,11 @@ export class ItemScheduler implements RequestGate {
 		}
 	}
 
+	/** How long the host's limiter holds every request (a Retry-After). */
+	pausedMs(host: string): number {
+		return limiterFor(host).pausedMs();
+	}
+
 	/** The item's turn, then a place in the host's limiter. */
 	async acquire(itemIndex: number, host: string, retry: boolean): Promise<(outcome: AttemptOutcome) => void> {
 		await this.take(itemIndex);
