@@ -5,13 +5,14 @@
  * request may go out is decided by its gate (the action node's scheduler); the
  * integration credential's session (sign-in, a refused token) is `Session`'s.
  */
-import { sleep } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 import type {
 	ICredentialDataDecryptedObject,
 	ICredentialsDecrypted,
 	IDataObject,
 	IHttpRequestMethods,
 	IHttpRequestOptions,
+	INode,
 } from 'n8n-workflow';
 
 import { WEBHOOK_SIGNING_KEY, putTokenAside } from '../../credentials/ClinicAuth';
@@ -159,8 +160,10 @@ export class ClinicClient {
 				const code = networkCode(error);
 				release({ timedOut: isTimeout(code) });
 				const { operation } = this.options;
-				throw signInErrors.has(error as object)
-					? (error as Error)
+				// Only a failure with a network code is "could not reach"; a refused sign-in, or
+				// anything else (a credential n8n cannot decrypt, a setting), reaches the user as it is.
+				throw signInErrors.has(error as object) || !code
+					? asNodeError(node, error, itemIndex)
 					: noAnswerError(node, { code, host, itemIndex, timeoutMs: this.timeoutMs, operation, subject: request.subject, write: request.method !== 'GET' });
 			}
 			const { response, sentToken } = answer;
@@ -286,4 +289,9 @@ export function authenticationOf(ctx: Context): Authentication {
 /** The client for the credential the node's "Authentication" names. */
 export function clientFor(ctx: Context, options?: ClientOptions): ClinicClient {
 	return new ClinicClient(ctx, authenticationOf(ctx), options);
+}
+
+/** An error as n8n shows it: n8n's own error types as they are, anything else wrapped. */
+function asNodeError(node: INode, error: unknown, itemIndex: number): NodeApiError | NodeOperationError {
+	return error instanceof NodeApiError || error instanceof NodeOperationError ? error : new NodeOperationError(node, error as Error, { itemIndex });
 }

@@ -6,6 +6,7 @@
  */
 import { passwordSessionFingerprint } from '../../credentials/ClinicAuth';
 import { ClinicApi } from '../../credentials/ClinicApi.credentials';
+import { ClinicClient } from '../../nodes/shared/transport';
 import { CredentialStore, forgetProcessMemory, runClinicNode, runClinicRequests } from '../helpers';
 import type { RunClinicNodeResult } from '../helpers';
 import { startSimulator } from '../simulator';
@@ -418,6 +419,19 @@ describe('mistakes in the credential, seen in a node run', () => {
 			} finally {
 				await gateway.close();
 			}
+		}
+	});
+
+	test('a credential n8n cannot decrypt is reported as that, not as "could not reach the clinic service"', async () => {
+		// What n8n throws from reading the credential when its encryption key changed.
+		const failure = new Error('Credentials could not be decrypted. The likely reason is that a different "encryptionKey" was used to encrypt the data.');
+		const load = jest.spyOn(ClinicClient.prototype as unknown as { send: () => Promise<never> }, 'send').mockRejectedValue(failure);
+		try {
+			const result = await run({ parameters, credentials: { clinicApi: passwordCredential(sim) } });
+			expect(result.error?.message).toMatch(/could not be decrypted/);
+			expect(result.error?.message).not.toMatch(/Could not reach/);
+		} finally {
+			load.mockRestore();
 		}
 	});
 
