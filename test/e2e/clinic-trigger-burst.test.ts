@@ -18,30 +18,15 @@ import {
 	type N8nServer,
 	type WorkflowImport,
 } from './harness';
-import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
+import { simulatorCredentials } from './support/examples';
 import { acceptedAsNew, storedRuns } from './support/runs';
+import { clinicTriggerWorkflow } from './support/workflows';
 
 const BURST = 300;
 const TRIGGER = 'Patient Updated';
 
 function patientUpdatedWorkflow(): WorkflowImport {
-	return {
-		name: 'Patient updated (burst)',
-		nodes: [
-			{
-				id: 'patient-updated-burst',
-				name: TRIGGER,
-				type: 'n8n-nodes-clinic.clinicTrigger',
-				typeVersion: 1.1,
-				position: [0, 0],
-				webhookId: '7c2e9a41-5b3d-4f8e-9a16-3d5b7c9e1f24',
-				parameters: { authentication: 'clinicApi', events: ['patient:patient-updated'], options: { allowInsecureUrl: true } },
-				credentials: { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } },
-			},
-		],
-		connections: {},
-		settings: { executionOrder: 'v1' },
-	};
+	return clinicTriggerWorkflow({ name: 'Patient updated (burst)', webhookId: '7c2e9a41-5b3d-4f8e-9a16-3d5b7c9e1f24', nodeName: TRIGGER, typeVersion: 1.1 });
 }
 
 describe.each(ALL_N8N_VERSIONS)('Clinic Trigger under a burst, n8n %s', (version) => {

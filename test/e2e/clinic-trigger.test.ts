@@ -25,31 +25,18 @@ import {
 } from './harness';
 import { DEMO_CREDENTIAL_IDS, loadExample, simulatorCredentials } from './support/examples';
 import { runsWithValue, settledRuns, storedRuns } from './support/runs';
+import { clinicTriggerWorkflow } from './support/workflows';
 
 const FLAGSHIP = 'consultation-finished-sign-email-pdf.json';
 
 function patientEventsWorkflow(): WorkflowImport {
-	return {
+	return clinicTriggerWorkflow({
 		name: 'Patient events',
-		nodes: [
-			{
-				id: 'patient-events',
-				name: 'Patient Events',
-				type: 'n8n-nodes-clinic.clinicTrigger',
-				typeVersion: 1,
-				position: [0, 0],
-				webhookId: '0b8f7c0e-3f0a-4c55-9a7e-6a3c2d1e9f11',
-				parameters: {
-					authentication: 'clinicApi',
-					events: ['patient:patient-updated', 'patient:patient-created'],
-					options: { allowInsecureUrl: true },
-				},
-				credentials: { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } },
-			},
-		],
-		connections: {},
-		settings: { executionOrder: 'v1' },
-	};
+		webhookId: '0b8f7c0e-3f0a-4c55-9a7e-6a3c2d1e9f11',
+		nodeId: 'patient-events',
+		nodeName: 'Patient Events',
+		events: ['patient:patient-updated', 'patient:patient-created'],
+	});
 }
 
 const setups: Array<[string, string, PublicationService]> = [

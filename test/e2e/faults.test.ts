@@ -24,6 +24,7 @@ import {
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
 import { eventLogWorkflow } from './support/event-log';
 import { settledRuns } from './support/runs';
+import { clinicTriggerWorkflow } from './support/workflows';
 
 const CREDENTIALS = { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } };
 const TIMEOUT_S = 3;
@@ -171,24 +172,8 @@ const EVENT_LOG_NODE = 'Consultation Finished';
 
 const TRIGGER_NODE = 'Patient Updated';
 
-function clinicTriggerWorkflow(): WorkflowImport {
-	return {
-		name: 'Deliveries under faults',
-		nodes: [
-			{
-				id: 'patient-updated',
-				name: TRIGGER_NODE,
-				type: 'n8n-nodes-clinic.clinicTrigger',
-				typeVersion: 1,
-				position: [0, 0],
-				webhookId: '7c2e9d14-5b8a-4f31-9e06-c4d2a8b1f357',
-				parameters: { authentication: 'clinicApi', events: ['patient:patient-updated'], options: { allowInsecureUrl: true } },
-				credentials: CREDENTIALS,
-			},
-		],
-		connections: {},
-		settings: { executionOrder: 'v1' },
-	};
+function faultsTriggerWorkflow(): WorkflowImport {
+	return clinicTriggerWorkflow({ name: 'Deliveries under faults', webhookId: '7c2e9d14-5b8a-4f31-9e06-c4d2a8b1f357', nodeId: 'patient-updated', nodeName: TRIGGER_NODE, credential: CREDENTIALS.clinicApi });
 }
 
 /** The event log faults the triggers meet (GET /events on the webhook host). */
@@ -247,7 +232,7 @@ describe.each(setups)('a misbehaving service, n8n %s', (_label, version) => {
 				clinicNode('All Events', { resource: 'event', operation: 'getAll', returnAll: true, pageSize: 50 }),
 			]),
 			eventLogWorkflow({ name: 'Event log under faults', nodeName: EVENT_LOG_NODE, nodeOptions: { timeout: TIMEOUT_S } }),
-			clinicTriggerWorkflow(),
+			faultsTriggerWorkflow(),
 		]);
 	});
 

@@ -58,6 +58,7 @@ import {
 import { EVENT_LOG_TRIGGER, eventLogWorkflow } from './support/event-log';
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
 import { settledRunsPerEvent } from './support/runs';
+import { clinicTriggerWorkflow } from './support/workflows';
 
 const PACKAGE = repositoryPackage().name;
 const RELEASE = previousRelease();
@@ -79,23 +80,7 @@ interface InstalledPackage {
 }
 
 function patientUpdatedWorkflow(): WorkflowImport {
-	return {
-		name: 'Patient updated (installer)',
-		nodes: [
-			{
-				id: 'patient-updated',
-				name: TRIGGER,
-				type: 'n8n-nodes-clinic.clinicTrigger',
-				typeVersion: 1,
-				position: [0, 0],
-				webhookId: TRIGGER_WEBHOOK_ID,
-				parameters: { authentication: 'clinicApi', events: ['patient:patient-updated'], options: { allowInsecureUrl: true } },
-				credentials: credential,
-			},
-		],
-		connections: {},
-		settings: { executionOrder: 'v1' },
-	};
+	return clinicTriggerWorkflow({ name: 'Patient updated (installer)', webhookId: TRIGGER_WEBHOOK_ID, nodeId: 'patient-updated', nodeName: TRIGGER, credential: credential.clinicApi });
 }
 
 /** Webhook -> Clinic Consultation Get, with the plain id parameter 0.1.0 saved. */

@@ -31,6 +31,7 @@ import {
 } from './harness';
 import { EVERY_MINUTE, eventLogReadsSettled, eventLogRuns, eventLogWorkflow, idsPerRun, lastEventLogRead } from './support/event-log';
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
+import { clinicTriggerWorkflow } from './support/workflows';
 
 const CREDENTIALS = { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } };
 const MANUAL_TRIGGER = "When clicking 'Execute workflow'";
@@ -71,24 +72,8 @@ function manualClinicWorkflow(): WorkflowImport {
 	};
 }
 
-function clinicTriggerWorkflow(): WorkflowImport {
-	return {
-		name: 'Patient updated (test listening)',
-		nodes: [
-			{
-				id: 'clinic-trigger',
-				name: CLINIC_TRIGGER,
-				type: 'n8n-nodes-clinic.clinicTrigger',
-				typeVersion: 1,
-				position: [0, 0],
-				webhookId: '7a4e2c1d-5b6f-4e8a-9c0d-2e3f4a5b6c7d',
-				parameters: { authentication: 'clinicApi', events: ['patient:patient-updated'], options: { allowInsecureUrl: true } },
-				credentials: CREDENTIALS,
-			},
-		],
-		connections: {},
-		settings: { executionOrder: 'v1' },
-	};
+function listeningTriggerWorkflow(): WorkflowImport {
+	return clinicTriggerWorkflow({ name: 'Patient updated (test listening)', webhookId: '7a4e2c1d-5b6f-4e8a-9c0d-2e3f4a5b6c7d', nodeId: 'clinic-trigger', nodeName: CLINIC_TRIGGER, credential: CREDENTIALS.clinicApi });
 }
 
 describe(`n8n 3 defaults on n8n ${N8N_VERSIONS.v2} in queue mode: manual runs on a worker, durable poll cursors`, () => {
@@ -103,7 +88,7 @@ describe(`n8n 3 defaults on n8n ${N8N_VERSIONS.v2} in queue mode: manual runs on
 		ctx.installPackage(packRepository(ctx.rootDir));
 		await enableQueueMode(ctx);
 		await importCredentials(ctx, simulatorCredentials(sim));
-		[manualId, eventLogId, triggerId] = await importWorkflows(ctx, [manualClinicWorkflow(), eventLogWorkflow({ name: 'Finished consultations (durable cursor)', nodeName: EVENT_LOG_TRIGGER, pollTimes: EVERY_MINUTE }), clinicTriggerWorkflow()]);
+		[manualId, eventLogId, triggerId] = await importWorkflows(ctx, [manualClinicWorkflow(), eventLogWorkflow({ name: 'Finished consultations (durable cursor)', nodeName: EVENT_LOG_TRIGGER, pollTimes: EVERY_MINUTE }), listeningTriggerWorkflow()]);
 		cluster = await startQueueCluster(ctx, { workers: 1, webhookProcessors: 0, concurrency: 5 });
 		n8n.track(cluster.main);
 	});

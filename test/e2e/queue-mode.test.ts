@@ -37,6 +37,7 @@ import {
 import { eventLogRuns, eventLogWorkflow, idsPerRun } from './support/event-log';
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
 import { acceptedAsNew, runsWithValue, settledRuns, storedRuns } from './support/runs';
+import { clinicTriggerWorkflow } from './support/workflows';
 
 const ROUNDS = 3;
 const PER_ROUND = 20;
@@ -78,27 +79,7 @@ function roundsWorkflow(path: string, credential: 'clinicApi' | 'clinicRefreshTo
 }
 
 function patientTriggerWorkflow(): WorkflowImport {
-	return {
-		name: 'Patient updates (queue)',
-		nodes: [
-			{
-				id: 'queue-patient-trigger',
-				name: 'Patient Updated',
-				type: 'n8n-nodes-clinic.clinicTrigger',
-				typeVersion: 1,
-				position: [0, 0],
-				webhookId: '5f0c1d2e-7a8b-4c9d-8e0f-1a2b3c4d5e6f',
-				parameters: {
-					authentication: 'clinicApi',
-					events: ['patient:patient-updated'],
-					options: { allowInsecureUrl: true },
-				},
-				credentials: { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } },
-			},
-		],
-		connections: {},
-		settings: { executionOrder: 'v1' },
-	};
+	return clinicTriggerWorkflow({ name: 'Patient updates (queue)', webhookId: '5f0c1d2e-7a8b-4c9d-8e0f-1a2b3c4d5e6f', nodeId: 'queue-patient-trigger' });
 }
 
 interface RoundReport {

@@ -21,6 +21,7 @@ import {
 } from './harness';
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
 import { runsWithValue, settledRuns } from './support/runs';
+import { clinicTriggerWorkflow } from './support/workflows';
 
 /** n8n's public address; the simulator's proxy forwards it to n8n's local port. */
 const PUBLIC_ORIGIN = 'https://n8n.clinic.test';
@@ -28,24 +29,8 @@ const CREDENTIALS = { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Cli
 const TRIGGER_NODE = 'Patient Updated';
 
 function triggerWorkflow(): WorkflowImport {
-	return {
-		name: 'Patient updates (https only)',
-		nodes: [
-			{
-				id: 'strict-trigger',
-				name: TRIGGER_NODE,
-				type: 'n8n-nodes-clinic.clinicTrigger',
-				typeVersion: 1,
-				position: [0, 0],
-				webhookId: '7c2e9a41-5b3d-4f8e-9a1c-2d4b6e8f0a24',
-				// No "Allow Insecure URL": the address n8n registers is https.
-				parameters: { authentication: 'clinicApi', events: ['patient:patient-updated'], options: {} },
-				credentials: CREDENTIALS,
-			},
-		],
-		connections: {},
-		settings: { executionOrder: 'v1' },
-	};
+	// No "Allow Insecure URL": the address n8n registers is https.
+	return clinicTriggerWorkflow({ name: 'Patient updates (https only)', webhookId: '7c2e9a41-5b3d-4f8e-9a1c-2d4b6e8f0a24', nodeId: 'strict-trigger', nodeName: TRIGGER_NODE, options: {}, credential: CREDENTIALS.clinicApi });
 }
 
 /** Manual Trigger -> one Clinic node per error answer, each continuing on fail with an error item. */

@@ -21,28 +21,13 @@ import {
 	type N8nServer,
 	type WorkflowImport,
 } from './harness';
+import { clinicTriggerWorkflow } from './support/workflows';
 
 const CREDENTIAL = { id: 'clinicHealing01', name: 'Clinic API (resubscribing)' };
 const TRIGGER = 'Patient Events';
 
 function triggerWorkflow(name: string, webhookId: string, events: string[]): WorkflowImport {
-	return {
-		name,
-		nodes: [
-			{
-				id: `${webhookId}-node`,
-				name: TRIGGER,
-				type: 'n8n-nodes-clinic.clinicTrigger',
-				typeVersion: 1.1,
-				position: [0, 0],
-				webhookId,
-				parameters: { authentication: 'clinicApi', events, options: { allowInsecureUrl: true } },
-				credentials: { clinicApi: CREDENTIAL },
-			},
-		],
-		connections: {},
-		settings: { executionOrder: 'v1' },
-	};
+	return clinicTriggerWorkflow({ name, webhookId, events, nodeName: TRIGGER, typeVersion: 1.1, credential: CREDENTIAL });
 }
 
 const setups: Array<[string, string]> = [
