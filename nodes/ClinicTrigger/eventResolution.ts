@@ -114,7 +114,30 @@ export function claimEvent(triggerKey: string, eventId: number): boolean {
 const RUNS_WITHOUT_ID_KEPT = 10_000;
 const runsWithoutId = keptInProcess('runs without an event id', '10,000 payloads, a day each', new Map<string, number[]>());
 
+/**
+ * When a run last started for each trigger and payload. A delivery the log cannot answer
+ * for in time, with a payload that started a run within COPY_WINDOW_MS, is taken for a copy
+ * of that delivery (the service retries within seconds): runs once. Its limit: a distinct
+ * event with the same payload in that window, while the log cannot answer, runs not at all.
+ */
+export const COPY_WINDOW_MS = 10 * 60_000;
+const lastRunOfPayload = keptInProcess('last run of each payload', `${RUNS_WITHOUT_ID_KEPT} payloads, ${COPY_WINDOW_MS / 60_000} minutes each`, new Map<string, number>());
+
+function ranJustNow(key: string): void {
+	lastRunOfPayload.delete(key);
+	lastRunOfPayload.set(key, Date.now());
+	if (lastRunOfPayload.size > RUNS_WITHOUT_ID_KEPT) lastRunOfPayload.delete(lastRunOfPayload.keys().next().value as string);
+}
+
+/** The log could not answer in time: a copy of a delivery that just ran is a repeat, anything else runs without an id. */
+function unplaced(key: string): Resolution {
+	const last = lastRunOfPayload.get(key);
+	if (last !== undefined && Date.now() - last < COPY_WINDOW_MS) return { kind: 'repeat' };
+	return startRunWithoutId(key);
+}
+
 function startRunWithoutId(key: string): Resolution {
+	ranJustNow(key);
 	const now = Date.now();
 	const started = (runsWithoutId.get(key) ?? []).filter((at) => now - at < EMITTED_FOR_MS);
 	runsWithoutId.delete(key);
@@ -129,6 +152,7 @@ function runEvent(key: string, event: EventRecord): Resolution {
 	const started = (runsWithoutId.get(key) ?? []).filter((at) => now - at < EMITTED_FOR_MS);
 	if (started.length === 0) {
 		runsWithoutId.delete(key);
+		ranJustNow(key);
 		return { kind: 'event', event };
 	}
 	started.shift();
@@ -141,6 +165,7 @@ function runEvent(key: string, event: EventRecord): Resolution {
 export function forgetEmittedEvents(): void {
 	emittedEvents.clear();
 	runsWithoutId.clear();
+	lastRunOfPayload.clear();
 }
 
 export type Resolution =
@@ -209,16 +234,18 @@ export async function resolveDelivery(
 		}
 	} catch (error) {
 		ctx.logger.warn(
-			`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); the delivery starts a run without an event id`,
+			`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); a copy of a delivery that just ran is answered as a repeat, any other starts a run without an event id`,
 		);
-		return startRunWithoutId(payloadKey);
+		return unplaced(payloadKey);
 	}
 	if (matching.length === 0) return startRunWithoutId(payloadKey);
 	const chosen = matching.find((event) => claimEvent(triggerKey, event.id));
 	if (chosen) return runEvent(payloadKey, chosen);
 	const ownPath = pathOf(ctx.getNodeWebhookUrl('default'));
 	const unstored = matching.find((event) => onlyServerErrorsAt(event, ownPath));
-	return unstored ? { kind: 'event', event: unstored } : { kind: 'repeat' };
+	if (!unstored) return { kind: 'repeat' };
+	ranJustNow(payloadKey);
+	return { kind: 'event', event: unstored };
 }
 
 /** A read's answer, or an error once the check's time is up (the read goes on for others). */

@@ -295,6 +295,20 @@ describe('a burst of deliveries', () => {
 		expect(eventIdOf(await send(value))).toBe(second.id);
 	});
 
+	it('a copy of a delivery that just ran, arriving while the log cannot answer, runs nothing; another payload still runs', async () => {
+		const once = logEvent();
+		expect(eventIdOf((await deliver(once.value)).result)).toBe(once.id);
+		sim.addFault({ kind: 'status', host: 'webhooks', path: '/events', status: 500 });
+		const copy = await send(once.value);
+		expect(copy.workflowData).toBeUndefined();
+		expect(copy.response.body).toEqual({ received: true, duplicate: true });
+		const other = logEvent();
+		const unplaced = await send(other.value);
+		expect(unplaced.workflowData).toBeDefined();
+		expect(eventIdOf(unplaced)).toBeNull();
+		sim.clearFaults();
+	});
+
 	it('stays as strict: in a burst, a redelivery runs nothing and two events with the same payload both run', async () => {
 		seed(200);
 		const once = logEvent();

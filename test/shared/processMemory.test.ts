@@ -21,6 +21,7 @@ describe('process memory', () => {
 				'event log events kept',
 				'events emitted',
 				'host limiters',
+				'last run of each payload',
 				'newest refresh token of each chain',
 				'pending sign-ins',
 				'refused refresh tokens',
