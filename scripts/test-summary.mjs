@@ -16,7 +16,7 @@
  * failed-steps (one line per failed step).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 
@@ -36,13 +36,21 @@ export function summarise(resultsDir, floors, allowedSkips) {
 	const allowed = new Set(allowedSkips.map((entry) => entry.test));
 	for (const [suite, files] of Object.entries(floors)) {
 		const expected = Object.values(files).reduce((sum, count) => sum + count, 0);
-		const reportFile = join(resultsDir, `${suite}.json`);
-		if (!existsSync(reportFile)) {
+		// A suite may run in several jest processes side by side: <suite>.json, <suite>-<lane>.json.
+		const ofSuite = (extension) => (existsSync(resultsDir) ? readdirSync(resultsDir) : []).filter((file) => file === `${suite}.${extension}` || (file.startsWith(`${suite}-`) && file.endsWith(`.${extension}`)));
+		const reportFiles = ofSuite('json');
+		if (reportFiles.length === 0) {
 			failed += Math.max(1, expected);
 			problems.push(`${suite}: no report (the suite did not run or crashed before reporting); its ${expected} expected tests count as failed`);
 			continue;
 		}
-		const report = readJson(reportFile);
+		const reports = reportFiles.map((file) => readJson(join(resultsDir, file)));
+		const report = {
+			numPassedTests: reports.reduce((sum, part) => sum + part.numPassedTests, 0),
+			numFailedTests: reports.reduce((sum, part) => sum + part.numFailedTests, 0),
+			numRuntimeErrorTestSuites: reports.reduce((sum, part) => sum + part.numRuntimeErrorTestSuites, 0),
+			testResults: reports.flatMap((part) => part.testResults),
+		};
 		passed += report.numPassedTests;
 		let suiteFailed = report.numFailedTests + report.numRuntimeErrorTestSuites;
 		for (const result of report.testResults) {
@@ -61,8 +69,7 @@ export function summarise(resultsDir, floors, allowedSkips) {
 				problems.push(`${suite}: ${file} ran ${count} tests, ${floor} expected (test/expected-tests.json)`);
 			}
 		}
-		const exitFile = join(resultsDir, `${suite}.exit`);
-		const exitCode = existsSync(exitFile) ? Number(readFileSync(exitFile, 'utf8').trim()) : 0;
+		const exitCode = Math.max(0, ...ofSuite('exit').map((file) => Number(readFileSync(join(resultsDir, file), 'utf8').trim()) || 0));
 		if (exitCode !== 0 && suiteFailed === 0) {
 			suiteFailed = 1;
 			problems.push(`${suite}: jest exited with ${exitCode} and no failed test in its report (a global setup or teardown failed)`);

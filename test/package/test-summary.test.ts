@@ -105,3 +105,31 @@ test('each failed step (type-check, lint, SKIP_E2E under CI) counts one failure'
 	expect(line).toBe(`${total} passed, 2 failed`);
 	expect(output).toContain('step failed: lint');
 });
+
+describe('a suite run in two jest processes side by side', () => {
+	/** Splits the e2e report in two lanes: e2e.json and e2e-polls.json. */
+	const splitE2e = (failInSecond = false) => {
+		const report = fullReport('e2e');
+		const [first, second] = [report.testResults.slice(0, 2), report.testResults.slice(2)];
+		const countOf = (results: Report['testResults']) => results.reduce((sum, result) => sum + result.assertionResults.length, 0);
+		if (failInSecond) second[0].assertionResults[0].status = 'failed';
+		writeFileSync(join(dir, 'e2e.json'), JSON.stringify({ ...report, testResults: first, numPassedTests: countOf(first) }));
+		writeFileSync(
+			join(dir, 'e2e-polls.json'),
+			JSON.stringify({ ...report, testResults: second, numPassedTests: countOf(second) - (failInSecond ? 1 : 0), numFailedTests: failInSecond ? 1 : 0 }),
+		);
+		writeFileSync(join(dir, 'e2e-polls.exit'), failInSecond ? '1\n' : '0\n');
+	};
+
+	it('counts both reports as one suite', () => {
+		splitE2e();
+		expect(summary().line).toBe(`${total} passed, 0 failed`);
+	});
+
+	it('a failure in the second process is counted', () => {
+		splitE2e(true);
+		const { line, exitCode } = summary();
+		expect(line).toBe(`${total - 1} passed, 1 failed`);
+		expect(exitCode).toBe(1);
+	});
+});
