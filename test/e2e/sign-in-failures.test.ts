@@ -3,6 +3,7 @@
  * the credential (not "could not reach the service"), and n8n asks for a token once per
  * execution, not once per item. Each case runs 3 items over 2 executions.
  */
+import { ClinicApi } from '../../credentials/ClinicApi.credentials';
 import { passwordCredentialData, startSimulator, type Simulator } from '../simulator';
 import {
 	ALL_N8N_VERSIONS,
@@ -68,6 +69,16 @@ const CASES: Case[] = [
 
 const credentialId = (index: number) => `clinicSignIn00${index}`;
 
+/** A credential that signs in, for what n8n stores after a refused token. */
+const WORKING: Case = {
+	title: 'working credential',
+	credentialType: 'clinicApi',
+	data: (sim) => passwordCredentialData(sim),
+	message: /./,
+	secret: (sim) => sim.demo.password,
+};
+const WORKING_INDEX = CASES.length;
+
 /** Manual Trigger -> three items -> Clinic: Get Consultation for each. */
 function workflowFor(testCase: Case, index: number): WorkflowImport {
 	return {
@@ -127,7 +138,7 @@ describe.each(ALL_N8N_VERSIONS)('sign-in failures in n8n %s', (version) => {
 		ctx.installPackage(packRepository(ctx.rootDir));
 		await importCredentials(
 			ctx,
-			CASES.map((testCase, index) => ({
+			[...CASES, WORKING].map((testCase, index) => ({
 				id: credentialId(index),
 				name: `Sign-in ${index}`,
 				type: testCase.credentialType,
@@ -136,7 +147,7 @@ describe.each(ALL_N8N_VERSIONS)('sign-in failures in n8n %s', (version) => {
 		);
 		ids = await importWorkflows(
 			ctx,
-			CASES.map((testCase, index) => workflowFor(testCase, index)),
+			[...CASES, WORKING].map((testCase, index) => workflowFor(testCase, index)),
 		);
 	});
 
@@ -170,6 +181,26 @@ describe.each(ALL_N8N_VERSIONS)('sign-in failures in n8n %s', (version) => {
 				// The items were never sent: only token requests reached the service.
 				expect(sim.log.filter((entry) => !entry.path.endsWith('/oauth/token'))).toEqual([]);
 			})(),
+		5 * 60_000,
+	);
+
+	it(
+		'after a revoked token and the sign-in that followed, the stored credential holds only its own fields',
+		n8n.run(async (ctx) => {
+			expect((await executeWorkflow(ctx, ids[WORKING_INDEX])).ok).toBe(true);
+			sim.revokeAccessTokens();
+			const tokenRequestsBefore = sim.tokenRequests();
+			expect((await executeWorkflow(ctx, ids[WORKING_INDEX])).ok).toBe(true);
+			// The revoked token was refused, and n8n signed in anew and stored the new session.
+			expect(sim.tokenRequests()).toBeGreaterThan(tokenRequestsBefore);
+			const exported = await ctx.runN8n(['export:credentials', `--id=${credentialId(WORKING_INDEX)}`, '--decrypted'], { logName: 'export-credentials' });
+			const match = /\[\s*\{[\s\S]*\}\s*\]/.exec(exported.stdout);
+			expect(match).not.toBeNull();
+			const [stored] = JSON.parse(match![0]) as Array<{ data: Record<string, unknown> }>;
+			const declared = new Set(new ClinicApi().properties.map((property) => property.name));
+			expect(Object.keys(stored.data).filter((key) => !declared.has(key))).toEqual([]);
+			expect(stored.data.accessToken).toBeTruthy();
+		}),
 		5 * 60_000,
 	);
 });
