@@ -37,9 +37,9 @@ beforeEach(() => {
 	receiver.results.length = 0;
 });
 
-async function activate(events: string[]) {
+async function activate(events: string[], service = sim) {
 	state.parameters = { authentication: 'clinicApi', events, options: { allowInsecureUrl: true } };
-	const activated = await activateTrigger({ parameters: state.parameters, credentials: credentialsFor(sim), webhookUrl: receiver.webhookUrl() });
+	const activated = await activateTrigger({ parameters: state.parameters, credentials: credentialsFor(service), webhookUrl: receiver.webhookUrl() });
 	if (activated.error) throw activated.error;
 	state.store = activated.store;
 	state.staticData = activated.staticData;
@@ -142,6 +142,22 @@ describe('a subscription the service stopped', () => {
 			expect(runItems().filter((json) => json.eventId === heard.id && json.recovered === undefined)).toHaveLength(1);
 		},
 	);
+
+	it('with times as a Rails service in Mexico renders them (events at -06:00 with milliseconds, the subscription in UTC): the missed events are caught up', async () => {
+		const mexico = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 20, timestamps: 'mexico' });
+		try {
+			await activate([PATIENT_UPDATED, PATIENT_CREATED], mexico);
+			const updated = live(mexico).find((s) => s.event_name === 'patient-updated')!;
+			expect(updated.created_at).toMatch(/T\d\d:\d\d:\d\dZ$/);
+			mexico.stopSubscription(updated.id, 'disable');
+			const missed = await mexico.emit('patient', 'patient-updated', { id: 1 });
+			expect(missed.created_at).toMatch(/\.\d{3}-06:00$/);
+			const created = await mexico.emit('patient', 'patient-created', { id: 3 });
+			expect(runItems().map((json) => json.eventId)).toEqual([missed.id, created.id]);
+		} finally {
+			await mexico.close();
+		}
+	});
 
 	it('its subscriptions are listed at most once a minute per trigger', async () => {
 		await activate([PATIENT_UPDATED, PATIENT_CREATED]);

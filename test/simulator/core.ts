@@ -35,6 +35,7 @@ export function resolveOptions(options: SimulatorOptions = {}): ResolvedOptions 
 		reuseRevokesChain: options.reuseRevokesChain ?? false,
 		callbackProxy: options.callbackProxy ?? null,
 		deliveryBody: options.deliveryBody ?? 'value',
+		timestamps: options.timestamps ?? 'utc',
 	};
 }
 
@@ -70,6 +71,7 @@ export class SimState {
 			retryDelayMs: options.deliveryRetryDelayMs,
 			timeoutMs: options.deliveryTimeoutMs,
 			callbackProxy: options.callbackProxy,
+			timestamps: options.timestamps,
 		});
 		this.bus.deliveryBody = options.deliveryBody;
 	}

@@ -17,7 +17,12 @@ import type {
 	DeliveryBodyShape,
 	DeliveryLog,
 	DeliveryStatus,
-	DuplicateMode, EventDeliveries, EventRecord, Subscription } from './types';
+	DuplicateMode,
+	EventDeliveries,
+	EventRecord,
+	Subscription,
+	TimestampStyle,
+} from './types';
 
 export const MAX_RETRIES = 3;
 const RESPONSE_KEEP = 2000;
@@ -47,6 +52,15 @@ export interface BusOptions {
 	retryDelayMs: number;
 	timeoutMs: number;
 	callbackProxy: { from: string; to: string } | null;
+	timestamps?: TimestampStyle;
+}
+
+/** An instant as the webhook service renders it for events or subscriptions (see `timestamps`). */
+export function renderTime(at: Date, style: TimestampStyle | undefined, of: 'event' | 'subscription'): string {
+	if (style !== 'mexico') return at.toISOString();
+	if (of === 'subscription') return `${at.toISOString().slice(0, 19)}Z`;
+	const local = new Date(at.getTime() - 6 * 60 * 60_000);
+	return `${local.toISOString().slice(0, 23)}-06:00`;
 }
 
 export class EventBus {
@@ -88,7 +102,7 @@ export class EventBus {
 			event_name: fields.eventName,
 			authentication_data: { secret: fields.secret },
 			status: 'enabled',
-			created_at: nowIso(),
+			created_at: renderTime(new Date(), this.options.timestamps, 'subscription'),
 			deleted_at: null,
 		};
 		this.subscriptions.push(subscription);
@@ -129,7 +143,7 @@ export class EventBus {
 		}
 	}
 
-	private record(suffix: string, name: string, value: unknown, createdAt = nowIso()): EventRecord {
+	private record(suffix: string, name: string, value: unknown, createdAt = renderTime(new Date(), this.options.timestamps, 'event')): EventRecord {
 		const id = this.nextEventId++;
 		const record: EventRecord = {
 			id,

@@ -47,7 +47,15 @@ export interface SimulatorOptions {
 	callbackProxy?: { from: string; to: string } | null;
 	/** How a delivery's body carries the event: `{"value": ...}` (default) or the payload object itself. */
 	deliveryBody?: DeliveryBodyShape;
+	/**
+	 * How the webhook service renders times: `utc` (default, `toISOString`) or `mexico`, as a
+	 * Rails service in Mexico City does: events with a `-06:00` offset and milliseconds,
+	 * subscriptions in UTC without fractions. The same instants, in other words.
+	 */
+	timestamps?: TimestampStyle;
 }
+
+export type TimestampStyle = 'utc' | 'mexico';
 
 /**
  * The spec allows both: payloads "may be wrapped in a value object or be top-level
