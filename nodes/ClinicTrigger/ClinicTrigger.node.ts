@@ -9,7 +9,7 @@ import type {
 
 import { integrationCredentials } from '../shared/authentication';
 import { eventsSubtitle } from '../shared/catalogOptions';
-import { eventOutputProperties } from '../shared/output';
+import { eventOutputProperties } from '../shared/outputProperties';
 import { triggerProperties } from './description';
 import { requireAcceptedAddress, requireWebhookService } from './preflight';
 import { receiveDelivery } from './receive';

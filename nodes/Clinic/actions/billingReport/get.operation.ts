@@ -3,7 +3,8 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 
 import type { ClinicClient } from '../../../shared/transport';
 import { toDate, toItems } from '../common';
-import { recordOutputProperties, SHAPES } from '../../../shared/output';
+import { SHAPES } from '../../../shared/output';
+import { recordOutputProperties } from '../../../shared/outputProperties';
 import { recordItems } from '../output';
 import { isSet } from '../shared';
 

@@ -8,7 +8,7 @@ import { DEFAULT_PAGE_SIZE, EventLog } from '../../../shared/eventLog';
 import { redactEvent } from '../../../shared/eventRecord';
 import { returnAllOrLimit } from '../common';
 import { simplifyEvent, simplifyProperties } from '../simplify';
-import { eventOutputProperties } from '../../../shared/output';
+import { eventOutputProperties } from '../../../shared/outputProperties';
 import { eventRecord } from '../output';
 import { requireTopicPrefix } from '../shared';
 import { eventNameOptions, topicOptions } from '../../../shared/catalogOptions';

@@ -4,7 +4,8 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import type { ClinicClient } from '../../../shared/transport';
 import { idLocator } from '../locators';
 import { readId, unwrap } from '../common';
-import { recordOutputProperties, SHAPES } from '../../../shared/output';
+import { SHAPES } from '../../../shared/output';
+import { recordOutputProperties } from '../../../shared/outputProperties';
 import { recordItems } from '../output';
 
 const properties: INodeProperties[] = [

@@ -3,7 +3,8 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { ClinicClient } from '../../../shared/transport';
 import { readId, unwrap } from '../common';
-import { recordOutputProperties, SHAPES } from '../../../shared/output';
+import { SHAPES } from '../../../shared/output';
+import { recordOutputProperties } from '../../../shared/outputProperties';
 import { recordItems } from '../output';
 import { apiFailure, isHttpStatus, settle } from '../shared';
 import { invoiceIdField } from './fields';

@@ -4,7 +4,8 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import type { ClinicClient } from '../../../shared/transport';
 import { idLocator } from '../locators';
 import { readId } from '../common';
-import { recordOutputProperties, SHAPES } from '../../../shared/output';
+import { SHAPES } from '../../../shared/output';
+import { recordOutputProperties } from '../../../shared/outputProperties';
 import { recordItems } from '../output';
 
 const properties: INodeProperties[] = [

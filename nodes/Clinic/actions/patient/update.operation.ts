@@ -4,7 +4,8 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import type { ClinicClient } from '../../../shared/transport';
 import { idLocator } from '../locators';
 import { checkEmail, checkOptionalId, readId, toDate, unwrap } from '../common';
-import { recordOutputProperties, SHAPES } from '../../../shared/output';
+import { SHAPES } from '../../../shared/output';
+import { recordOutputProperties } from '../../../shared/outputProperties';
 import { recordItems } from '../output';
 import { isSet } from '../shared';
 

@@ -4,7 +4,8 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import type { ClinicClient } from '../../../shared/transport';
 import { describeBaseUrlProblem } from '../../../shared/urls';
 import { limitRecords, returnAllOrLimit } from '../common';
-import { recordOutputProperties, SHAPES } from '../../../shared/output';
+import { SHAPES } from '../../../shared/output';
+import { recordOutputProperties } from '../../../shared/outputProperties';
 import { recordItems } from '../output';
 import { recordsOf } from '../shared';
 
