@@ -14,7 +14,7 @@ import type {
 
 import { markTransportData } from '../../credentials/ClinicAuth';
 import { transportError } from './errors';
-import type { ClinicRequest } from './transport';
+import type { ClinicRequest } from './requestTypes';
 import { WEBHOOK_SERVICE_URL_FIELD, describeBaseUrlProblem, missingWebhookServiceUrlMessage } from './urls';
 import { normaliseApiBaseUrl, normaliseWebhookBaseUrl } from '../../credentials/ClinicNetwork';
 

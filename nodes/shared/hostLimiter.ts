@@ -14,7 +14,7 @@ import { sleep } from 'n8n-workflow';
 
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 
-import type { AttemptOutcome } from './transport';
+import type { AttemptOutcome } from './requestTypes';
 
 /** A batch of this size goes out in one round trip (300 items at 100 ms need two); a service that takes fewer refuses the first round's excess. */
 export const INITIAL_WINDOW = 128;

@@ -8,7 +8,7 @@
  */
 import { forgetProcessMemory, runClinicNode, runClinicRequests } from '../helpers';
 import type { ClinicCredentialsInput, RunClinicNodeResult } from '../helpers';
-import type { ClinicRequest } from '../../nodes/shared/transport';
+import type { ClinicRequest } from '../../nodes/shared/requestTypes';
 import { startSimulator } from '../simulator';
 import type { RequestLogEntry, Simulator } from '../simulator';
 import { LeakWatch, passwordCredential, refreshCredential } from './support';

@@ -12,7 +12,8 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { ClinicClient } from '../../nodes/shared/transport';
-import type { Authentication, ClinicRequest, RequestGate } from '../../nodes/shared/transport';
+import type { Authentication } from '../../nodes/shared/credentialSettings';
+import type { ClinicRequest, RequestGate } from '../../nodes/shared/requestTypes';
 import { PACKAGE_NAME, TestNodeTypes } from './n8n-runtime';
 import { runNodeInWorkflow } from './run-node';
 import type { ClinicCredentialsInput, RunClinicNodeResult } from './run-node';

@@ -6,7 +6,7 @@
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
 import { HostLimiter, INITIAL_WINDOW, WINDOW_CEILING, limiterFor } from '../../nodes/shared/hostLimiter';
 import type { LimitOptions } from '../../nodes/shared/hostLimiter';
-import type { AttemptOutcome } from '../../nodes/shared/transport';
+import type { AttemptOutcome } from '../../nodes/shared/requestTypes';
 
 type Release = (outcome: AttemptOutcome) => void;
 const HEALTHY: AttemptOutcome = { status: 200 };

@@ -9,7 +9,7 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { WINDOW_CEILING, limiterFor } from '../../shared/hostLimiter';
 import type { LimitOptions } from '../../shared/hostLimiter';
-import type { AttemptOutcome, RequestGate } from '../../shared/transport';
+import type { AttemptOutcome, RequestGate } from '../../shared/requestTypes';
 import { writeMode } from './writes';
 
 export const MAX_PARALLEL_REQUESTS = WINDOW_CEILING;
