@@ -90,7 +90,8 @@ export function tokenAsideOf(credentials: object): string | undefined {
 
 /** Sets the token aside so that n8n signs in on the next request; kept to share one exchange. */
 export function putTokenAside(credentials: ICredentialDataDecryptedObject): void {
-	noteOf(credentials).tokenAside = String(credentials.accessToken ?? '');
+	if (!credentials.accessToken) return;
+	noteOf(credentials).tokenAside = String(credentials.accessToken);
 	credentials.accessToken = '';
 }
 

@@ -212,7 +212,7 @@ export class ClinicClient {
 	async webhookSigningKey(options: { ensure?: boolean } = {}): Promise<string> {
 		const { data } = await this.settings.read(this.settings.requireIntegration(0));
 		const key = String(data[WEBHOOK_SIGNING_KEY] ?? '');
-		if (!key && options.ensure && data.accessToken) putTokenAside(data);
+		if (!key && options.ensure) putTokenAside(data);
 		return key;
 	}
 }
