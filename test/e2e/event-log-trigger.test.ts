@@ -10,7 +10,7 @@
  */
 import { startSimulator, type Simulator } from '../simulator';
 import {
-	N8N_VERSIONS,
+	ALL_N8N_VERSIONS,
 	importCredentials,
 	importWorkflows,
 	nodeJson,
@@ -24,12 +24,7 @@ import { loadExample, simulatorCredentials } from './support/examples';
 
 const EXAMPLE = 'consultation-finished-event-log-sign-email.json';
 
-const setups: Array<[string, string]> = [
-	['1.123', N8N_VERSIONS.v1],
-	['2.41', N8N_VERSIONS.v2],
-];
-
-describe.each(setups)('Clinic Event Log Trigger in n8n %s', (_label, version) => {
+describe.each(ALL_N8N_VERSIONS)('Clinic Event Log Trigger in n8n %s', (version) => {
 	let sim: Simulator;
 	let server: N8nServer;
 	let workflowId: string;

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 
 import { passwordCredentialData, startSimulator, type Simulator } from '../simulator';
 import {
-	N8N_VERSIONS,
+	ALL_N8N_VERSIONS,
 	importCredentials,
 	importWorkflows,
 	nodeJson,
@@ -30,12 +30,7 @@ function triggerWorkflow(name: string, webhookId: string, events: string[]): Wor
 	return clinicTriggerWorkflow({ name, webhookId, events, nodeName: TRIGGER, typeVersion: 1.1, credential: CREDENTIAL });
 }
 
-const setups: Array<[string, string]> = [
-	['1.123', N8N_VERSIONS.v1],
-	['2.41', N8N_VERSIONS.v2],
-];
-
-describe.each(setups)('Clinic Trigger resubscribing in n8n %s', (_label, version) => {
+describe.each(ALL_N8N_VERSIONS)('Clinic Trigger resubscribing in n8n %s', (version) => {
 	let sim: Simulator;
 	let server: N8nServer;
 	let keyWorkflowId: string;
