@@ -144,7 +144,7 @@ export async function resubscribe(
 		// Since the stale subscription was made; when the service no longer lists it, only
 		// what it tried to deliver here: older events were never this trigger's.
 		const missed = recent
-			.filter((record) => (since ? !loggedBefore(record, since) : sentTo(record, ownPath)) && !heardAt(record, ownPath))
+			.filter((record) => (since ? loggedSince(record, since, sentTo(record, ownPath)) : sentTo(record, ownPath)) && !heardAt(record, ownPath))
 			.sort((a, b) => a.id - b.id)
 			.filter((record) => claimEvent(triggerKeyOf(key), record.id));
 		for (const record of missed) {
@@ -167,12 +167,20 @@ export async function resubscribe(
 }
 
 /**
- * Logged before `since`, compared as instants: a service may render one time in UTC and
- * another with an offset or fractions of a second. An event whose time cannot be read is
- * not taken as older (it is caught up rather than lost; a repeat is told by its id).
+ * Logged since `since` (when the stale subscription was made), compared as instants: a
+ * service may render one time in UTC and another with an offset or fractions of a second.
+ * A `since` without fractions (the service dropped them) leaves its own second in doubt: an
+ * event in it counts when the service tried to deliver it here (it came after the
+ * subscription). An event whose time cannot be read counts (caught up rather than lost; a
+ * repeat is told by its id).
  */
-export function loggedBefore(event: { created_at: string }, since: string): boolean {
-	return Date.parse(event.created_at) < Date.parse(since);
+export function loggedSince(event: { created_at: string }, since: string, sentHere: boolean): boolean {
+	const at = Date.parse(event.created_at);
+	const from = Date.parse(since);
+	if (Number.isNaN(at) || Number.isNaN(from)) return true;
+	if (at < from) return false;
+	if (!/\.\d/.test(since) && at < from + 1000) return sentHere;
+	return true;
 }
 
 function deliveriesTo(event: EventRecord, path: string): IDataObject[] {

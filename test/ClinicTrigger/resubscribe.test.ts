@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
-import { loggedBefore } from '../../nodes/ClinicTrigger/resubscribe';
+import { loggedSince } from '../../nodes/ClinicTrigger/resubscribe';
 import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 import { activateTrigger } from '../helpers/trigger';
 import { startSimulator } from '../simulator';
@@ -147,6 +147,8 @@ describe('a subscription the service stopped', () => {
 		const mexico = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 20, timestamps: 'mexico' });
 		try {
 			await activate([PATIENT_UPDATED, PATIENT_CREATED], mexico);
+			// Its subscription time names a whole second: the events come after that second.
+			await new Promise((resolve) => setTimeout(resolve, 1010 - (Date.now() % 1000)));
 			const updated = live(mexico).find((s) => s.event_name === 'patient-updated')!;
 			expect(updated.created_at).toMatch(/T\d\d:\d\d:\d\dZ$/);
 			mexico.stopSubscription(updated.id, 'disable');
@@ -172,17 +174,24 @@ describe('which events came after a stale subscription was made', () => {
 	// A Rails service in Mexico: the subscription stamped in UTC without fractions, events with an offset and milliseconds.
 	const since = '2026-11-26T16:00:00Z';
 
-	it('compares instants, not the text: an event at 10:00:00.500-06:00 came after 16:00:00Z', () => {
-		expect(loggedBefore({ created_at: '2026-11-26T10:00:00.500-06:00' }, since)).toBe(false);
-		expect(loggedBefore({ created_at: '2026-11-26T16:00:00.000Z' }, since)).toBe(false);
+	it('compares instants, not the text: an event at 10:00:01.500-06:00 came after 16:00:00Z', () => {
+		expect(loggedSince({ created_at: '2026-11-26T10:00:01.500-06:00' }, since, false)).toBe(true);
+		expect(loggedSince({ created_at: '2026-11-26T16:00:01.000Z' }, since, false)).toBe(true);
 	});
 
 	it('an event at 20:00+05:00 came before it, though its text sorts after (it is not caught up again)', () => {
-		expect(loggedBefore({ created_at: '2026-11-26T20:00:00+05:00' }, since)).toBe(true);
-		expect(loggedBefore({ created_at: '2026-11-26T09:59:59.999-06:00' }, since)).toBe(true);
+		expect(loggedSince({ created_at: '2026-11-26T20:00:00+05:00' }, since, true)).toBe(false);
+		expect(loggedSince({ created_at: '2026-11-26T09:59:59.999-06:00' }, since, true)).toBe(false);
 	});
 
-	it('an event whose time cannot be read is not taken as older (caught up, not lost)', () => {
-		expect(loggedBefore({ created_at: 'yesterday' }, since)).toBe(false);
+	it('within the second a time without fractions names, an event counts only when the service tried to deliver it here', () => {
+		expect(loggedSince({ created_at: '2026-11-26T10:00:00.500-06:00' }, since, true)).toBe(true);
+		expect(loggedSince({ created_at: '2026-11-26T10:00:00.500-06:00' }, since, false)).toBe(false);
+		// With fractions there is no doubt.
+		expect(loggedSince({ created_at: '2026-11-26T16:00:00.500Z' }, '2026-11-26T16:00:00.400Z', false)).toBe(true);
+	});
+
+	it('an event whose time cannot be read counts (caught up, not lost)', () => {
+		expect(loggedSince({ created_at: 'yesterday' }, since, false)).toBe(true);
 	});
 });

@@ -197,8 +197,10 @@ describe.each(ALL_N8N_VERSIONS)('sign-in failures in n8n %s', (version) => {
 			const match = /\[\s*\{[\s\S]*\}\s*\]/.exec(exported.stdout);
 			expect(match).not.toBeNull();
 			const [stored] = JSON.parse(match![0]) as Array<{ data: Record<string, unknown> }>;
-			const declared = new Set(new ClinicApi().properties.map((property) => property.name));
+			// n8n 1.123 stores its own credential setting beside the fields (allowed HTTP request domains).
+			const declared = new Set([...new ClinicApi().properties.map((property) => property.name), 'allowedHttpRequestDomains', 'allowedDomains']);
 			expect(Object.keys(stored.data).filter((key) => !declared.has(key))).toEqual([]);
+			expect(stored.data).not.toHaveProperty('staleAccessToken');
 			expect(stored.data.accessToken).toBeTruthy();
 		}),
 		5 * 60_000,
