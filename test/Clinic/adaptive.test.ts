@@ -1,6 +1,6 @@
 /**
  * "Parallel Requests: Automatic", the default, against the simulator: order and pairing
- * kept, the pace found by the host limiter (grows on a healthy service, holds back under
+ * kept, the pace found by the host limiter (grows on a service that answers well, holds back under
  * its rate limit), the maximum kept across runs, writes that must not overlap sent one at
  * a time, and a stopped run naming the items already sent.
  *
@@ -26,7 +26,7 @@ const refused = () => harness.sim.log.filter((entry) => entry.status === 429).le
 const limiter = () => limiterFor(new URL(harness.sim.apiBaseUrl).host).state;
 
 describe('Parallel Requests: Automatic (the default)', () => {
-	it('keeps order and pairing, signs in once, and grows past the first few requests on a healthy service', async () => {
+	it('keeps order and pairing, signs in once, and grows past the first few requests on a service that answers well', async () => {
 		harness.sim.setLatency(25);
 		const input = ids(90);
 		const result = await harness.run(consultationGet(), { items: input.map((id) => ({ json: { id } })) });
@@ -48,7 +48,7 @@ describe('Parallel Requests: Automatic (the default)', () => {
 		expect(save).toHaveBeenCalledTimes(1);
 	});
 
-	it('grows past its first window of 128 requests in flight while every answer is healthy, to keep n8n busy while answers travel', async () => {
+	it('grows past its first window of 128 requests in flight while every answer succeeds, to keep n8n busy while answers travel', async () => {
 		harness.sim.setLatency(20);
 		const input = ids(600);
 		const result = await harness.run(consultationGet(), { items: input.map((id) => ({ json: { id } })) });
@@ -66,7 +66,7 @@ describe('Parallel Requests: Automatic (the default)', () => {
 		expect(jsonOf(result).map((json) => json.id)).toEqual(input);
 		expect(refused()).toBeGreaterThan(0);
 		// It backed off from the initial window to near the limit and stayed there: growing
-		// back past the size that was refused takes many rounds of healthy answers. (How many
+		// back past the size that was refused takes many rounds of successful answers. (How many
 		// refusals that costs depends on how answers and sends interleave on a busy machine;
 		// bench sections 2 and 8 count them.)
 		const { window } = limiter();

@@ -68,7 +68,7 @@ describe('a new signing key in the credential', () => {
 		expect(live(sim)).toHaveLength(1);
 		expect(live(sim)[0].id).not.toBe(stale.id);
 
-		// Healed: the next event is verified with the new secret, not caught up again.
+		// Resubscribed: the next event is verified with the new secret, not caught up again.
 		const next = await sim.emit('patient', 'patient-updated', { id: 2 });
 		expect(runItems().map((json) => [json.eventId, json.recovered === undefined])).toEqual([
 			[missed.id, false],

@@ -23,7 +23,7 @@ import {
 } from './harness';
 import { clinicTriggerWorkflow } from './support/workflows';
 
-const CREDENTIAL = { id: 'clinicHealing01', name: 'Clinic API (resubscribing)' };
+const CREDENTIAL = { id: 'clinicResub0001', name: 'Clinic API (resubscribing)' };
 const TRIGGER = 'Patient Events';
 
 function triggerWorkflow(name: string, webhookId: string, events: string[]): WorkflowImport {
@@ -90,9 +90,9 @@ describe.each(ALL_N8N_VERSIONS)('Clinic Trigger resubscribing in n8n %s', (versi
 
 			// The service is back: the next delivery resubscribes.
 			sim.clearFaults();
-			const missedSecond = await sim.emit('patient', 'patient-updated', { id: 3, first_name: 'Heals' });
-			const healed = await server.waitForExecutions(keyWorkflowId, failed.length + 2);
-			const recovered = triggerItems(healed).filter((json) => json.recovered);
+			const missedSecond = await sim.emit('patient', 'patient-updated', { id: 3, first_name: 'Resubscribed' });
+			const resubscribed = await server.waitForExecutions(keyWorkflowId, failed.length + 2);
+			const recovered = triggerItems(resubscribed).filter((json) => json.recovered);
 			expect(idsOf(recovered)).toEqual([missedFirst.id, missedSecond.id].sort());
 			for (const json of recovered) expect((json.recovered as Record<string, unknown>).reason).toBe('signingKeyChanged');
 

@@ -1,6 +1,6 @@
 /**
  * The host limiter behind "Parallel Requests: Automatic": it starts with a batch of
- * requests, doubles while answers are healthy, halves on 429/503/timeouts, holds everything
+ * requests, doubles while answers succeed, halves on 429/503/timeouts, holds everything
  * during a Retry-After, and never lets more than a request's maximum be in flight.
  */
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
@@ -9,7 +9,7 @@ import type { LimitOptions } from '../../nodes/shared/hostLimiter';
 import type { AttemptOutcome } from '../../nodes/shared/requestTypes';
 
 type Release = (outcome: AttemptOutcome) => void;
-const HEALTHY: AttemptOutcome = { status: 200 };
+const SUCCESS: AttemptOutcome = { status: 200 };
 const OVERLOADED: AttemptOutcome = { status: 429 };
 const NEUTRAL: AttemptOutcome = { status: 500 };
 
@@ -28,7 +28,7 @@ function ask(limiter: HostLimiter, count: number, options: LimitOptions = { maxi
 }
 
 /** Releases every granted place not released yet, with `outcome`. */
-function answerAll(granted: Array<{ release: Release }>, from: number, outcome: AttemptOutcome = HEALTHY): number {
+function answerAll(granted: Array<{ release: Release }>, from: number, outcome: AttemptOutcome = SUCCESS): number {
 	const list = granted.slice(from);
 	for (const { release } of list) release(outcome);
 	return from + list.length;
@@ -47,12 +47,12 @@ describe('HostLimiter', () => {
 		await settle();
 		expect(granted.map((g) => g.index)).toEqual([...Array(IW).keys()]);
 		expect(limiter.state).toMatchObject({ inFlight: IW, waiting: 6 });
-		granted[0].release(HEALTHY);
+		granted[0].release(SUCCESS);
 		await settle();
 		expect(granted.map((g) => g.index)).toEqual([...Array(IW + 2).keys()]); // one freed, one grown
 	});
 
-	test('grows while answers are healthy: doubling per round trip until the maximum', async () => {
+	test('grows while answers succeed: doubling per round trip until the maximum', async () => {
 		const limiter = new HostLimiter();
 		const granted = ask(limiter, 20 * IW, { maximum: 6 * IW, adaptive: true });
 		const perRound: number[] = [];
@@ -87,7 +87,7 @@ describe('HostLimiter', () => {
 		expect(limiter.state.window).toBe(IW);
 	});
 
-	test('after a cut it grows by one per window of healthy answers', async () => {
+	test('after a cut it grows by one per window of successful answers', async () => {
 		const limiter = new HostLimiter();
 		const granted = ask(limiter, 20 * IW, { maximum: 20 * IW, adaptive: true });
 		let released = 0;
