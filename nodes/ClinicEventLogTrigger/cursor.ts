@@ -114,11 +114,10 @@ async function scan(log: EventLog, filter: EventFilter, cursor: Cursor, max: num
 
 	let offset = cursor.offsets[filterKey(filter)] ?? 0;
 	let previousLast: number | undefined;
-	let longest = 0;
 	for (;;) {
-		const { events } = await log.page(filter, offset, pageSize);
+		const page = await log.page(filter, offset, pageSize);
+		const { events } = page;
 		order ??= orderOf(events);
-		longest = Math.max(longest, events.length);
 		if (events.length === 0) {
 			if (offset > 0 && previousLast === undefined) {
 				// The log is shorter than the remembered offset: start again from the top.
@@ -150,13 +149,14 @@ async function scan(log: EventLog, filter: EventFilter, cursor: Cursor, max: num
 			if (candidates.length >= 2 * max) keep();
 		}
 		const last = events[events.length - 1];
-		// Nothing after what was read, on a page shorter than the service gives: the end of the log.
-		if (last.id === previousLast && (events.length < longest || events.length === 1)) break;
+		// Nothing past the event the page overlaps with: nothing more to read.
+		if (last.id === previousLast) break;
 		if (order === 'newest-first' && (last.id <= cursor.floor || createdBefore(last, fromDate))) break;
 		if (order === 'oldest-first' && candidates.length >= max) break;
 		previousLast = last.id;
 		// Overlap by one: the next page must start with this page's last event.
 		offset = offset + events.length - 1;
+		if (page.last) break;
 	}
 	keep();
 	return { events: candidates, positions, order, end: offset };

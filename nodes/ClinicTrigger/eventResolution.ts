@@ -73,7 +73,8 @@ function merge(newer: EventRecord[], older: EventRecord[]): EventRecord[] {
 
 /** The events to compare a delivery with, newest first, after a read of the log of kind `kind`. */
 async function readLog(ctx: IWebhookFunctions, client: ClinicClient, key: string, filter: EventFilter, kind: LogRead): Promise<EventRecord[]> {
-	const log = new EventLog(ctx, client);
+	// A deep read is the fallback when a faster read missed: it trusts no page cap seen before.
+	const log = new EventLog(ctx, client, { proveEnd: kind === 'deep' });
 	const kept = keptLogs.get(key);
 	if (kept && kind === 'recent') {
 		const added = await log.readSince(filter, kept.events[0]);

@@ -25,6 +25,18 @@ export interface EventPage {
 	offset: number;
 	limit: number;
 	events: EventRecord[];
+	/** The log ends with this page (`endsLog`). */
+	last: boolean;
+}
+
+/**
+ * The end of the event log: the one rule every reader follows. The service's largest page
+ * is not documented, so a page shorter than asked may only be its cap. A page ends the log
+ * when it comes back empty, or shorter than asked and shorter than the longest page the
+ * service has given for this log (a cap is at least that long).
+ */
+export function endsLog(length: number, asked: number, longestPage: number): boolean {
+	return length === 0 || (length < asked && length < longestPage);
 }
 
 /** Pages one reader reads at most: no loop over the log runs without bound. */
@@ -34,10 +46,18 @@ export const MAX_PAGES_PER_READER = 5000;
 export class EventLog {
 	private pagesRead = 0;
 	private lastPage?: { key: string; offset: number; ids: string };
+	/** The longest page the service has given this reader (or for the log, at the last look). */
+	private longestPage = 0;
 
+	/**
+	 * `proveEnd`: only the pages this reader reads measure the service's page cap, not the
+	 * longest page at the last look (which a service that lowered its cap since would
+	 * belie): the fallback read when a faster one missed.
+	 */
 	constructor(
 		private readonly ctx: EventLogContext,
 		private readonly client: ClinicClient,
+		private readonly options: { proveEnd?: boolean } = {},
 	) {}
 
 	/** The credential's topic prefix (for complete topics). */
@@ -69,7 +89,8 @@ export class EventLog {
 		);
 		const events = this.recordsOf(body, itemIndex);
 		this.checkProgress(JSON.stringify([filter.topic, filter.name, limit]), offset, events, itemIndex);
-		return { offset, limit, events };
+		this.longestPage = Math.max(this.longestPage, events.length);
+		return { offset, limit, events, last: endsLog(events.length, limit, this.longestPage) };
 	}
 
 	/**
@@ -131,10 +152,10 @@ export class EventLog {
 	/** `recent`, plus the number of matching events when the service lists oldest first. */
 	async tail(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<{ events: EventRecord[]; oldestFirstLength?: number }> {
 		const endKey = await this.endKey(filter);
-		const known = logEndOf(endKey);
+		const known = this.knownEnd(endKey);
 		const fromKnown = known && (await this.tailFromKnownEnd(filter, max, pageSize, known));
 		if (fromKnown) {
-			rememberEnd(endKey, fromKnown.end);
+			this.remember(endKey, fromKnown.end);
 			return { events: fromKnown.events, oldestFirstLength: fromKnown.length };
 		}
 		forgetLogEnd(endKey);
@@ -147,30 +168,29 @@ export class EventLog {
 			let page = first;
 			for (;;) {
 				for (const event of page.events) if (found.size < max) found.set(event.id, event);
-				if (found.size >= max || page.events.length === 0 || order === undefined) break;
+				if (found.size >= max || page.last || order === undefined) break;
 				page = await this.page(filter, page.offset + page.events.length, pageSize);
 				if (page.events.every((event) => found.has(event.id))) break;
 			}
 			return { events: newestFirst([...found.values()]).slice(0, max) };
 		}
-		const end = await this.endOffset(filter, first);
+		const end = first.last ? first.events.length : await this.endOffset(filter, first);
 		const back = await this.readBack(filter, end, max, pageSize);
-		rememberEnd(endKey, back.end);
+		this.remember(endKey, back.end);
 		return { events: back.events, oldestFirstLength: end };
 	}
 
 	/**
 	 * The events logged after `last`, the event at the end of an oldest-first log when this
-	 * process last saw it: read from there on, oldest first, until a page comes back short.
-	 * One request when few were logged since. It does not prove the log ends there (the
-	 * service may cap its pages): a caller that needs the end reads `tail`. Undefined when
+	 * process last saw it: read from there on, oldest first, to the end of the log
+	 * (`endsLog`). One request when few were logged since. Undefined when
 	 * `last` is not where the log was last seen to end, when the log does not bear it out at
 	 * its place (reset, shortened, reordered), or when more than `maxPages` pages were logged
 	 * since (`tail` finds that end sooner).
 	 */
 	async readSince(filter: EventFilter, last: EventRecord, pageSize = DEFAULT_PAGE_SIZE, maxPages = 2): Promise<EventRecord[] | undefined> {
 		const endKey = await this.endKey(filter);
-		const known = logEndOf(endKey);
+		const known = this.knownEnd(endKey);
 		if (known?.lastId !== last.id) return undefined;
 		const read: EventRecord[] = [];
 		let offset = known.length - 1;
@@ -180,8 +200,8 @@ export class EventLog {
 			offset += page.events.length;
 			if (read[0]?.id !== last.id || read[0].created_at !== last.created_at) return undefined;
 			if (read.some((event, i) => i > 0 && event.id <= read[i - 1].id)) return undefined;
-			rememberEnd(endKey, { length: offset, lastId: read[read.length - 1].id });
-			if (page.events.length < pageSize) return read.slice(1);
+			this.remember(endKey, { length: offset, lastId: read[read.length - 1].id });
+			if (page.last) return read.slice(1);
 		}
 		return undefined;
 	}
@@ -192,13 +212,14 @@ export class EventLog {
 		end: number,
 		max: number,
 		pageSize: number,
-	): Promise<{ events: EventRecord[]; end?: KnownEnd }> {
+	): Promise<{ events: EventRecord[]; end?: Omit<KnownEnd, 'longestPage'> }> {
 		const found = new Map<number, EventRecord>();
 		let last: EventRecord | undefined;
 		// A page's worth back at a time, each read up to where the one after it began (pages may come back short).
 		for (let to = end; to > 0 && found.size < max; to = Math.max(0, to - pageSize)) {
 			for (let offset = Math.max(0, to - pageSize); offset < to; ) {
 				const page = await this.page(filter, offset, pageSize);
+				// Events up to `to` were seen to exist: only an empty page (the log shrank) stops here.
 				if (page.events.length === 0) break;
 				last ??= page.events[end - 1 - offset];
 				for (const event of page.events) found.set(event.id, event);
@@ -206,6 +227,17 @@ export class EventLog {
 			}
 		}
 		return { events: newestFirst([...found.values()]).slice(0, max), end: last && { length: end, lastId: last.id } };
+	}
+
+	/** Where the log ended at the last look; the longest page the service gave then counts for this reader. */
+	private knownEnd(endKey: string): KnownEnd | undefined {
+		const known = logEndOf(endKey);
+		if (known && !this.options.proveEnd) this.longestPage = Math.max(this.longestPage, known.longestPage);
+		return known;
+	}
+
+	private remember(endKey: string, end: Omit<KnownEnd, 'longestPage'> | undefined): void {
+		if (end) rememberEnd(endKey, { ...end, longestPage: this.longestPage });
 	}
 
 	/** Which remembered end is this log's: one log per service, topic and event name. */
@@ -216,8 +248,8 @@ export class EventLog {
 
 	/**
 	 * `tail` from where an oldest-first log ended at the last look: read forward from a
-	 * little before that end until a page comes back empty (a short page proves nothing,
-	 * the service may cap the page size). Usually two requests instead of 2·log2(n/page).
+	 * little before that end to the end of the log (`endsLog`). Usually one request instead
+	 * of 2·log2(n/page).
 	 * Undefined, so that the caller searches as if nothing were known, when the pages do
 	 * not bear the remembered end out: the event there is another one or gone (the log
 	 * shrank or was reset), or the ids do not ascend (the service lists newest first now).
@@ -227,7 +259,7 @@ export class EventLog {
 		max: number,
 		pageSize: number,
 		known: KnownEnd,
-	): Promise<{ events: EventRecord[]; length: number; end?: KnownEnd } | undefined> {
+	): Promise<{ events: EventRecord[]; length: number; end?: Omit<KnownEnd, 'longestPage'> } | undefined> {
 		// At least two events, for the order; at least `max`, to answer from these pages alone.
 		const start = Math.max(0, known.length - Math.max(max, 2));
 		// A log that grew by more than a few pages since is searched from here on instead.
@@ -236,9 +268,9 @@ export class EventLog {
 		let end: number | undefined;
 		for (let offset = start, pages = 0; end === undefined && pages < pagesAllowed; pages++) {
 			const page = await this.page(filter, offset, pageSize);
-			if (page.events.length === 0) end = offset;
 			read.push(...page.events);
 			offset += page.events.length;
+			if (page.last) end = offset;
 		}
 		// The remembered last event still at its offset: the log up to there is the one seen before.
 		if (read[known.length - 1 - start]?.id !== known.lastId || orderOf(read) === 'newest-first') return undefined;
@@ -253,8 +285,9 @@ export class EventLog {
 	}
 
 	/**
-	 * The number of events in an oldest-first log: offsets double until a page comes back
-	 * empty, then halve between the last full and the first empty one. About 2·log2(n/page)
+	 * The number of events in an oldest-first log: offsets double until a one-event page
+	 * ends the log (`endsLog`: it comes back empty), then halve between the last full and
+	 * the first empty one. About 2·log2(n/page)
 	 * requests instead of reading the whole log.
 	 */
 	async endOffset(filter: EventFilter, first: EventPage): Promise<number> {
@@ -267,7 +300,7 @@ export class EventLog {
 		while (empty === undefined) {
 			const offset = known - 1 + step;
 			const page = await this.page(filter, offset, 1);
-			if (page.events.length === 0) empty = offset;
+			if (page.last) empty = offset;
 			else {
 				known = offset + 1;
 				step *= 2;
@@ -279,7 +312,7 @@ export class EventLog {
 		while (low < high) {
 			const middle = Math.floor((low + high) / 2);
 			const page = await this.page(filter, middle, 1);
-			if (page.events.length === 0) high = middle;
+			if (page.last) high = middle;
 			else low = middle + 1;
 		}
 		return low;

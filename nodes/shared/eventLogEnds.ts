@@ -4,10 +4,14 @@
  */
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 
-/** Where an oldest-first log ended: its number of events and the id of the last one. */
+/**
+ * Where an oldest-first log ended: its number of events, the id of the last one, and the
+ * longest page the service gave for it (for `endsLog`).
+ */
 export interface KnownEnd {
 	length: number;
 	lastId: number;
+	longestPage: number;
 }
 
 /** Logs whose end is remembered: a few per event kind a trigger listens for. */
@@ -21,8 +25,7 @@ const KNOWN_ENDS_KEPT = 1000;
  */
 const logEnds = keptInProcess('event log ends', `${KNOWN_ENDS_KEPT} logs`, new Map<string, KnownEnd>());
 
-export function rememberEnd(key: string, end: KnownEnd | undefined): void {
-	if (!end) return;
+export function rememberEnd(key: string, end: KnownEnd): void {
 	// Most recently used last: the first key is the one to drop.
 	logEnds.delete(key);
 	logEnds.set(key, end);

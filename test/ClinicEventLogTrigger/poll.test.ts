@@ -154,6 +154,19 @@ describe.each(['oldest-first', 'newest-first'] as EventOrder[])('Event Log Trigg
 		expect(inserted).toBe(60);
 	});
 
+	test('a service that caps its pages below the page size: every event once, the end found by the one rule', async () => {
+		const poller = new Poller(parameters());
+		await poller.activate();
+		sim.onEventsPage((page) => {
+			page.length = Math.min(page.length, 7);
+		});
+		const first = (await sim.emit('consultation', 'consultation-finished', { id: 1 })).id;
+		sim.seedEvents(40, 'consultation', 'consultation-finished');
+		await poller.drain();
+		sim.onEventsPage(null);
+		expect(poller.emitted).toEqual(range(first, first + 40));
+	});
+
 	test('a restart between polls (n8n reloads the saved cursor) repeats and skips nothing', async () => {
 		const poller = new Poller(parameters());
 		await poller.activate();

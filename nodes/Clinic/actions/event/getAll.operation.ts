@@ -86,24 +86,15 @@ export async function execute(
 	const log = new EventLog(this, client);
 	const output: INodeExecutionData[] = [];
 	let offset = 0;
-	let previousLength: number | undefined;
 	while (output.length < limit) {
 		const wanted = Math.min(pageSize, limit - output.length);
-		const { events: page } = await log.page(query, offset, wanted, itemIndex);
-		if (page.length === 0) break;
-
-		for (const event of page.slice(0, limit - output.length)) {
+		const page = await log.page(query, offset, wanted, itemIndex);
+		for (const event of page.events.slice(0, limit - output.length)) {
 			const redacted = redactEvent(event);
 			output.push({ json: eventRecord(this, itemIndex, redacted, simplifyEvent, legacy) });
 		}
-
-		// A page shorter than asked ends the log, unless the service caps pages: a short first
-		// page, or one as long as the one before, may be the cap, and the next page tells.
-		const short = page.length < wanted;
-		const shorterThanBefore = previousLength !== undefined && page.length < previousLength;
-		if (short && shorterThanBefore) break;
-		previousLength = page.length;
-		offset += page.length;
+		if (page.last) break;
+		offset += page.events.length;
 	}
 	return output;
 }
