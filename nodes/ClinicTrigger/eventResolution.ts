@@ -7,10 +7,10 @@
  * A delivery the log cannot place in time runs without an id and stands for one event
  * with its payload: a copy placed later runs nothing.
  */
-import { sleep } from 'n8n-workflow';
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
+import { withinDeadline } from './checkDeadlines';
 import { EventLog } from '../shared/eventLog';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import { RecentDeliveries } from '../shared/deliveries';
@@ -216,9 +216,10 @@ export async function resolveDelivery(
 	const matchingIn = (events: EventRecord[]) =>
 		events.filter((event) => canonicalValueOf(event) === wanted).sort((a, b) => a.id - b.id);
 	const read = async (kind: LogRead) =>
-		await withinCheckTime(
+		await withinDeadline(
 			logEndReads.read(`${key}\n${kind}`, arrivedAt, async () => await readLog(ctx, client, key, filter, kind)),
 			deadline,
+			`no answer within ${EVENT_LOG_CHECK_MS / 1000} s`,
 		);
 	let matching: EventRecord[];
 	try {
@@ -249,14 +250,6 @@ export async function resolveDelivery(
 	return { kind: 'event', event: unstored };
 }
 
-/** A read's answer, or an error once the check's time is up (the read goes on for others). */
-async function withinCheckTime<T>(read: Promise<T>, deadline: number): Promise<T> {
-	const answer = await Promise.race([read, sleep(Math.max(0, deadline - Date.now())).then(() => LATE)]);
-	if (answer !== LATE) return answer as T;
-	read.catch(() => undefined);
-	throw new Error(`no answer within ${EVENT_LOG_CHECK_MS / 1000} s`);
-}
-const LATE = Symbol('late');
 
 /**
  * Every earlier delivery of the event to this trigger was answered with a server error:

@@ -10,7 +10,7 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
-import { forgetEmittedEvents } from '../../nodes/ClinicTrigger/eventResolution';
+import { EVENT_LOG_CHECK_MS, forgetEmittedEvents } from '../../nodes/ClinicTrigger/eventResolution';
 import { activateTrigger, deliverWebhook } from '../helpers/trigger';
 import type { DeliveryResult, HookResult } from '../helpers/trigger';
 import { signDelivery, startSimulator } from '../simulator';
@@ -249,6 +249,23 @@ describe('a burst of deliveries', () => {
 		const results = await deliverAll(events.map((event) => event.value));
 		expect(results.map(eventIdOf)).toEqual(events.map((event) => event.id));
 		expect(sim.log.filter((entry) => entry.path === '/events').length).toBeLessThanOrEqual(3);
+	});
+
+	it('30 deliveries answered in time share one timer for their check deadline, not one each', async () => {
+		seed(100);
+		await deliver(logEvent().value);
+		const events = Array.from({ length: 30 }, () => logEvent());
+		const timers = jest.spyOn(global, 'setTimeout');
+		try {
+			const results = await deliverAll(events.map((event) => event.value));
+			expect(results.map(eventIdOf)).toEqual(events.map((event) => event.id));
+			// The check's deadline is EVENT_LOG_CHECK_MS after each delivery; other timers are far shorter or longer.
+			const checkTimers = timers.mock.calls.filter(([, ms]) => typeof ms === 'number' && ms > EVENT_LOG_CHECK_MS - 2000 && ms <= EVENT_LOG_CHECK_MS);
+			expect(checkTimers.length).toBeGreaterThanOrEqual(1);
+			expect(checkTimers.length).toBeLessThanOrEqual(2);
+		} finally {
+			timers.mockRestore();
+		}
 	});
 
 	it('shares its reads of the credential: 30 deliveries at once read it a few times, not 30', async () => {

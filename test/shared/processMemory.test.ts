@@ -17,6 +17,7 @@ describe('process memory', () => {
 		expect(stores.map((store) => store.name).sort()).toEqual(
 			[
 				'deliveries accepted (Same Body Within Window)',
+				'duplicate check deadlines',
 				'event log ends',
 				'event log events kept',
 				'events emitted',
