@@ -26,8 +26,9 @@ export class ClinicTrigger implements INodeType {
 		version: [1, 1.1],
 		defaultVersion: 1.1,
 		subtitle: eventsSubtitle('events'),
+		// n8n's nodes panel shows the Clinic node and this trigger as one app under this text.
 		description:
-			'Starts the workflow when the clinic-management service reports an event: patients, consultations, appointments, prescriptions, charges, invoices, telehealth waiting rooms',
+			'Work with patients, consultations, prescriptions, charges, CFDI invoices and telehealth waiting rooms of your clinic-management service, or start a workflow when it reports an event',
 		defaults: { name: 'Clinic Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],

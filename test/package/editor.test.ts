@@ -155,3 +155,20 @@ describe('credential fields', () => {
 		}
 	});
 });
+
+describe("the nodes panel's first sentence", () => {
+	// n8n's node creator (editor-ui useActionsGeneration.ts, generateMergedNodesAndActions, in
+	// 1.123 and 2.41) merges a trigger named "<app>Trigger" into the app's action node and
+	// shows the trigger's description above the app's actions and trigger events.
+	const shownFor = (action: { name: string }, triggers: Array<{ name: string; description: string }>) =>
+		triggers.find((trigger) => trigger.name.replace('Trigger', '') === action.name)?.description;
+
+	it('the Clinic app shows a sentence that fits its actions and its trigger events', () => {
+		const clinic = new Clinic().description;
+		const trigger = new ClinicTrigger().description;
+		const shown = shownFor(clinic, [trigger]);
+		expect(shown).toBe(trigger.description);
+		expect(shown).toMatch(/^Work with patients, consultations, prescriptions, charges, CFDI invoices/);
+		expect(shown).toMatch(/or start a workflow when it reports an event$/);
+	});
+});
