@@ -45,6 +45,7 @@ import {
 	type Browser,
 } from './support/browser';
 import { loadExample, simulatorCredentials } from './support/examples';
+import { screencast, type Screencast } from './support/screencast';
 
 const FLAGSHIP = 'consultation-finished-sign-email-pdf.json';
 const PACKAGE = repositoryPackage().name;
@@ -133,6 +134,8 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 	let server: N8nServer;
 	let browser: Browser;
 	let page: Page;
+	/** The demo video: the install, then the flagship example running (two scenes). */
+	let video: Screencast;
 	const shots = screenshotDir(REPO_ROOT);
 	/** Every console error and page error, and failed requests to the package's methods. */
 	const consoleErrors: string[] = [];
@@ -169,6 +172,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			await server.setE2eFeature(CUSTOM_REGISTRY_FEATURE);
 			browser = await launchChromium(server.baseUrl);
 			page = browser.page;
+			video = await screencast(page, join(screenshotDir(REPO_ROOT), 'video-frames'));
 			page.on('console', (message) => {
 				if (message.type() !== 'error') return;
 				// "Failed to load resource" names no address in its text: its location does.
@@ -264,6 +268,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		n8n.run(async () => {
 			await signInOnce();
 			expect(await installedPackages()).toEqual([]);
+			await video.record();
 			await page.goto('/settings/community-nodes');
 			// With no package yet the screen's one button says "Install a community node".
 			await page.getByRole('button', { name: 'Install a community node' }).click();
@@ -286,6 +291,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			await openClinicStep();
 			const getMany = operationsOf('waitingRoom').find((operation) => operation.value === 'getAll')!;
 			await expect(page.getByTestId('node-title-container').innerText()).resolves.toContain(getMany.action!);
+			await video.pause();
 			await closePanel(page);
 		}),
 		3 * 60_000,
@@ -465,6 +471,48 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 	);
 
 	it(
+		'a consultation finishes: the flagship example signs and e-mails its invoice and keeps the PDF, recorded as the demo video',
+		n8n.run(async () => {
+			await ensureSignedIn();
+			const { name, nodes, connections, settings } = loadExample(FLAGSHIP, sim);
+			const { id } = await server.api<{ id: string }>('POST', '/workflows', { name, nodes, connections, settings });
+			await video.record();
+			await page.goto(`/workflow/${id}`);
+			await page.getByTestId('canvas-node').first().waitFor();
+			await settled(page.getByTestId('canvas-node').first());
+			await server.activateWorkflow(id);
+			await page.reload();
+			await page.getByTestId('canvas-node').first().waitFor();
+			await page.waitForTimeout(1500);
+
+			const consultation = sim.data.consultations.get(1)!;
+			const record = await sim.emit('consultation', 'consultation-finished', { id: consultation.id, encounter_id: consultation.encounter_id });
+			expect(record.logs.map((log) => log.response_code)).toEqual([200]);
+			const [execution] = await server.waitForExecutions(id, 1, { timeoutMs: 60_000 });
+			expect(execution.status).toBe('success');
+			expect(sim.data.invoices.get(1)!.signed_at).not.toBeNull();
+			expect(sim.data.invoiceEmails).toEqual(expect.arrayContaining([expect.objectContaining({ invoice_id: 1 })]));
+
+			// The run as n8n's executions list shows it: every step green, the PDF kept by the last one.
+			await page.goto(`/workflow/${id}/executions/${execution.id}`);
+			const preview = page.frameLocator('iframe').first();
+			await preview.getByText('Download PDF').first().waitFor({ timeout: 30_000 });
+			await page.waitForTimeout(3000);
+			await video.pause();
+			await server.deactivateWorkflow(id);
+
+			const file = join(shots, 'demo.mp4');
+			const saved = video.save(file, { maxSeconds: 55 });
+			console.log(`demo video: ${saved.seconds.toFixed(1)} s, ${Math.round(saved.bytes / 1024)} KiB, ${file}`);
+			expect(saved.seconds).toBeGreaterThan(5);
+			expect(saved.seconds).toBeLessThanOrEqual(60);
+			expect(saved.bytes).toBeLessThan(4 * 1024 * 1024);
+			documented.demoVideo = file;
+		}),
+		3 * 60_000,
+	);
+
+	it(
 		'shows a refused password in plain words',
 		n8n.run(async () => {
 			const node = (name: string, type: string, position: [number, number], parameters: object, extra: object = {}) => ({
@@ -519,6 +567,6 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		if (process.env.UPDATE_DOC_SCREENSHOTS !== '1') return;
 		const docs = join(REPO_ROOT, 'docs', 'screenshots');
 		mkdirSync(docs, { recursive: true });
-		for (const [name, file] of Object.entries(documented)) copyFileSync(file, join(docs, `${name}.png`));
+		for (const [name, file] of Object.entries(documented)) copyFileSync(file, join(docs, `${name}${file.endsWith('.mp4') ? '.mp4' : '.png'}`));
 	});
 });

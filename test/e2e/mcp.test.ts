@@ -1,99 +1,24 @@
 /**
  * The Clinic node as tools of n8n's MCP Server Trigger (n8n 2.41), reached by the official MCP
  * TypeScript SDK client over Streamable HTTP at the trigger's production URL. The workflow is
- * the one a person builds in the editor: default node names ("Sign an invoice in Clinic"), ids
- * filled by the model through the editor's "let the model define this parameter" button (its
- * `$fromAI` expression, with the Description box filled in and the type set to number, as the
- * README recommends), and Tool Description set manually. The test asserts what a model is given
+ * the example examples/clinic-mcp-server.json, as a person builds it in the editor: default
+ * node names ("Sign an invoice in Clinic"), ids filled by the model through the editor's "let
+ * the model define this parameter" button (its `$fromAI` expression, with the Description box
+ * filled in and the type set to number, as docs/ai-agents-and-mcp.md shows), and Tool
+ * Description set manually. The test asserts what a model is given
  * (names, descriptions, input schemas) and what it gets back (records, the e-mail, a refusal).
  */
-import { randomUUID } from 'node:crypto';
-
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 import { startSimulator, type Simulator } from '../simulator';
 import { N8N_VERSIONS, importCredentials, importWorkflow, packRepository, startN8n, useN8nContext } from './harness';
-import type { N8nServer, WorkflowImport } from './harness';
-import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
+import type { N8nServer } from './harness';
+import { loadExample, simulatorCredentials } from './support/examples';
 
+/** The example's MCP Server Trigger path. */
 const MCP_PATH = 'clinic';
-const TRIGGER = 'MCP Server Trigger';
-
-/** The expression the editor's ✨ button writes, with the Description box and type as recommended. */
-function fromAI(key: string, description: string, type: 'string' | 'number'): string {
-	return `={{ /*n8n-auto-generated-fromAI-override*/ $fromAI('${key}', \`${description}\`, '${type}') }}`;
-}
-
-const byId = (value: string) => ({ __rl: true, mode: 'id', value });
-
-/** A Clinic tool node as the editor adds it under the trigger: default name, manual description. */
-function clinicTool(name: string, parameters: Record<string, unknown>, position: number) {
-	return {
-		parameters: { authentication: 'clinicApi', ...parameters },
-		id: randomUUID(),
-		name,
-		type: 'n8n-nodes-clinic.clinicTool',
-		typeVersion: 1.1,
-		position: [position * 160, 240],
-		credentials: { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } },
-	};
-}
-
-/** The tools of README "Use from an MCP client", with its tool and `$fromAI` descriptions. */
-const MCP_TOOLS = [
-	clinicTool('Get a consultation in Clinic', {
-		resource: 'consultation',
-		operation: 'get',
-		descriptionType: 'manual',
-		toolDescription: 'Get a consultation by its consultation ID (a whole number such as 1024): its patient ID, its times, and the encounter ID that leads to its invoice. Reads only.',
-		consultationId: byId(fromAI('Consultation_ID', 'The consultation ID, a whole number such as 1024', 'number')),
-	}, 0),
-	clinicTool('Get the invoice of an encounter in Clinic', {
-		resource: 'invoice',
-		operation: 'getByEncounter',
-		descriptionType: 'manual',
-		toolDescription: 'Get the invoice of an encounter (visit) by its encounter ID (a whole number such as 880; a consultation has one): the invoice ID, totals and whether it is signed. Reads only.',
-		encounterId: byId(fromAI('Encounter_ID', 'The encounter (visit) ID, a whole number such as 880', 'number')),
-	}, 1),
-	clinicTool('Sign an invoice in Clinic', {
-		resource: 'invoice',
-		operation: 'sign',
-		descriptionType: 'manual',
-		toolDescription: 'Sign an invoice by its invoice ID (a whole number such as 42): stamps its CFDI for the tax authority. Cannot be undone: sign only when the user asks for it in so many words.',
-		invoiceId: byId(fromAI('Invoice_ID', 'The invoice ID, a whole number such as 42', 'number')),
-	}, 2),
-	clinicTool('Email an invoice in Clinic', {
-		resource: 'invoice',
-		operation: 'email',
-		descriptionType: 'manual',
-		toolDescription: 'E-mail the CFDI of a signed invoice to its patient, by invoice ID (a whole number such as 42). Cannot be taken back once sent. An unsigned invoice is refused, with the reason.',
-		invoiceId: byId(fromAI('Invoice_ID', 'The invoice ID, a whole number such as 42', 'number')),
-	}, 3),
-	clinicTool('Get many events in Clinic', {
-		resource: 'event',
-		operation: 'getAll',
-		descriptionType: 'manual',
-		toolDescription: 'Get the newest webhook events of the clinic (consultation finished, invoice updated, …), up to a limit. Reads only.',
-		limit: fromAI('Limit', 'How many events at most, a whole number such as 10', 'number'),
-	}, 4),
-];
-
-function mcpWorkflow(): WorkflowImport {
-	const trigger = {
-		parameters: { path: MCP_PATH },
-		id: randomUUID(),
-		name: TRIGGER,
-		type: '@n8n/n8n-nodes-langchain.mcpTrigger',
-		typeVersion: 2.1,
-		position: [320, 0],
-		webhookId: randomUUID(),
-	};
-	const connections = Object.fromEntries(
-		MCP_TOOLS.map((tool) => [tool.name, { ai_tool: [[{ node: TRIGGER, type: 'ai_tool', index: 0 }]] }]),
-	);
-	return { name: 'Clinic MCP server', nodes: [trigger, ...MCP_TOOLS], connections };
-}
+const EXAMPLE = 'clinic-mcp-server.json';
 
 interface ListedTool {
 	name: string;
@@ -119,7 +44,7 @@ describe('Clinic tools behind n8n\'s MCP Server Trigger (n8n 2.41.1)', () => {
 		sim.seedEvents(3, 'consultation', 'consultation-finished');
 		ctx.installPackage(packRepository(ctx.rootDir));
 		await importCredentials(ctx, simulatorCredentials(sim));
-		const workflowId = await importWorkflow(ctx, mcpWorkflow());
+		const workflowId = await importWorkflow(ctx, loadExample(EXAMPLE, sim));
 		server = n8n.track(await startN8n(ctx));
 		await server.activateWorkflow(workflowId);
 		client = new Client({ name: 'clinic-e2e', version: '1.0.0' });

@@ -49,3 +49,43 @@ export function clinicTriggerWorkflow(workflow: ClinicTriggerWorkflow): Workflow
 		settings: { executionOrder: 'v1' },
 	};
 }
+
+/**
+ * Webhook -> Clinic Consultation Get: the consultation whose id the request's JSON body
+ * names (`{"id": 1}`) is the webhook's answer. `typeVersion` 1 with the plain id parameter
+ * is how 0.1.0 saved it.
+ */
+export function consultationOnRequestWorkflow(workflow: { name: string; path: string; webhookId: string; typeVersion?: 1 | 1.1 }): WorkflowImport {
+	const typeVersion = workflow.typeVersion ?? 1.1;
+	const id = '={{ $json.body.id }}';
+	return {
+		name: workflow.name,
+		nodes: [
+			{
+				id: `${workflow.webhookId}-webhook`,
+				name: 'Webhook',
+				type: 'n8n-nodes-base.webhook',
+				typeVersion: 2,
+				position: [0, 0],
+				webhookId: workflow.webhookId,
+				parameters: { httpMethod: 'POST', path: workflow.path, responseMode: 'lastNode', options: {} },
+			},
+			{
+				id: `${workflow.webhookId}-clinic`,
+				name: 'Clinic',
+				type: 'n8n-nodes-clinic.clinic',
+				typeVersion,
+				position: [220, 0],
+				parameters: {
+					authentication: 'clinicApi',
+					resource: 'consultation',
+					operation: 'get',
+					consultationId: typeVersion === 1 ? id : { __rl: true, mode: 'id', value: id },
+				},
+				credentials: { clinicApi: DEMO_CREDENTIAL },
+			},
+		],
+		connections: { Webhook: { main: [[{ node: 'Clinic', type: 'main', index: 0 }]] } },
+		settings: { executionOrder: 'v1' },
+	};
+}
