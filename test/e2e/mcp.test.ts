@@ -2,9 +2,8 @@
  * The Clinic node as tools of n8n's MCP Server Trigger (n8n 2.41), reached by the official MCP
  * TypeScript SDK client over Streamable HTTP at the trigger's production URL. The workflow is
  * the example examples/clinic-mcp-server.json, as a person builds it in the editor: default
- * node names ("Sign an invoice in Clinic"), ids filled by the model through the editor's "let
- * the model define this parameter" button (its `$fromAI` expression, with the Description box
- * filled in and the type set to number, as docs/ai-agents-and-mcp.md shows), and Tool
+ * node names ("Sign an invoice in Clinic"), id fields as a Clinic tool has them (filled in by
+ * the model, typed number and described: the example sets none of them), and Tool
  * Description set manually. The test asserts what a model is given
  * (names, descriptions, input schemas) and what it gets back (records, the e-mail, a refusal).
  */
@@ -93,8 +92,11 @@ describe('Clinic tools behind n8n\'s MCP Server Trigger (n8n 2.41.1)', () => {
 			}
 			expect(tool('Get_a_consultation_in_Clinic').inputSchema).toMatchObject({
 				type: 'object',
-				properties: { Consultation_ID: { type: 'number' } },
+				properties: { Consultation_ID: { type: 'number', description: 'The consultation ID, a whole number such as 1024' } },
 				required: ['Consultation_ID'],
+			});
+			expect(tool('Sign_an_invoice_in_Clinic').inputSchema.properties).toEqual({
+				Invoice_ID: { type: 'number', description: 'The invoice ID, a whole number such as 42' },
 			});
 		}),
 		60_000,

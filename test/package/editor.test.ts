@@ -172,3 +172,32 @@ describe("the nodes panel's first sentence", () => {
 		expect(shown).toMatch(/or start a workflow when it reports an event$/);
 	});
 });
+
+describe('id fields in the Clinic tool (an AI agent or MCP server uses the node as "clinicTool")', () => {
+	const clinic = new Clinic().description;
+	// n8n shows `@tool` fields when the node type's name ends in "Tool", as its tool version's does.
+	const tool = { ...clinic, name: 'clinicTool' };
+	const values = { authentication: 'clinicApi', resource: 'invoice', operation: 'sign' };
+	const parametersOf = (description: typeof clinic) =>
+		NodeHelpers.getNodeParameters(description.properties, values, true, false, { typeVersion: 1.1 }, description)!;
+
+	it('the Clinic node keeps its resource locator', () => {
+		expect(parametersOf(clinic).invoiceId).toEqual({ __rl: true, mode: 'id', value: '' });
+	});
+
+	it('the tool is given the id by the model, as a described number', () => {
+		expect(parametersOf(tool).invoiceId).toBe(
+			"={{ /*n8n-auto-generated-fromAI-override*/ $fromAI('Invoice_ID', `The invoice ID, a whole number such as 42`, 'number') }}",
+		);
+	});
+
+	it('every id locator has its tool twin, typed number', () => {
+		const locators = clinic.properties.filter((property) => property.type === 'resourceLocator');
+		expect(locators.length).toBeGreaterThanOrEqual(10);
+		for (const locator of locators) {
+			const twins = clinic.properties.filter((property) => property.name === locator.name && property.type === 'number');
+			expect(twins.length).toBeGreaterThanOrEqual(1);
+			for (const twin of twins) expect(twin.default).toMatch(/\$fromAI\('\w+', `The [a-z ]+ ID, a whole number such as \d+`, 'number'\)/);
+		}
+	});
+});

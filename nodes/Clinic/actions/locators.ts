@@ -25,7 +25,36 @@ export function linkPattern(segment: string): string {
 	return `^[^\\s]*?/${segment}/([1-9][0-9]*)(?:[/?#][^\\s]*)?$`;
 }
 
-export function idLocator(options: LocatorOptions): INodeProperties {
+/**
+ * The id field, twice: a resource locator in the Clinic node, and in the Clinic tool (an AI
+ * agent's or MCP server's) a number the model fills in. n8n's editor writes a tool field's
+ * `$fromAI` with the field's type and no description (a locator gives 'string'), and n8n
+ * refuses a model's number against 'string' before the node runs; this default already says
+ * 'number' and what an id looks like. A user may still type a fixed id instead.
+ */
+export function idLocator(options: LocatorOptions): INodeProperties[] {
+	return [
+		{ ...locator(options), displayOptions: { hide: { '@tool': [true] } } },
+		{
+			displayName: options.displayName,
+			name: options.name,
+			type: 'number',
+			required: true,
+			default: fromAI(options),
+			description: options.description,
+			displayOptions: { show: { '@tool': [true] } },
+		},
+	];
+}
+
+/** The expression n8n's "let the model define this parameter" button writes, typed and described. */
+function fromAI({ displayName, placeholder }: LocatorOptions): string {
+	const key = displayName.replace(/[^a-zA-Z0-9]/g, '_');
+	const description = `The ${displayName.replace(/ ID$/, '').toLowerCase()} ID, a whole number such as ${placeholder}`;
+	return `={{ /*n8n-auto-generated-fromAI-override*/ $fromAI('${key}', \`${description}\`, 'number') }}`;
+}
+
+function locator(options: LocatorOptions): INodeProperties {
 	const { searchList, urlSegment } = options;
 	const kind = options.displayName.replace(/ ID$/, '').toLowerCase();
 	return {

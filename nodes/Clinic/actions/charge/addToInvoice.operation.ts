@@ -7,7 +7,7 @@ import { checkNumber, checkOptionalId, readId, toItems, unwrap } from '../common
 import { isSet } from '../shared';
 
 const properties: INodeProperties[] = [
-	idLocator({
+	...idLocator({
 		displayName: 'Invoice ID',
 		name: 'invoiceId',
 		placeholder: '42',

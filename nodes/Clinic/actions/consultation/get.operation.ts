@@ -10,7 +10,7 @@ import { recordItems } from '../output';
 import { readId, unwrap } from '../common';
 
 const properties: INodeProperties[] = [
-	idLocator({
+	...idLocator({
 		displayName: 'Consultation ID',
 		name: 'consultationId',
 		placeholder: '1024',

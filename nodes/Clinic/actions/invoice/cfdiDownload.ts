@@ -16,7 +16,7 @@ const MIME_TYPES: Record<CfdiFormat, string> = { pdf: 'application/pdf', xml: 'a
 
 export function downloadProperties(format: CfdiFormat): INodeProperties[] {
 	return [
-		invoiceIdField(`to download as ${format.toUpperCase()}; only a signed invoice has a CFDI`),
+		...invoiceIdField(`to download as ${format.toUpperCase()}; only a signed invoice has a CFDI`),
 		{
 			displayName: 'Put Output File in Field',
 			name: 'binaryPropertyName',

@@ -9,7 +9,7 @@ import { recordItems } from '../output';
 import { invoiceIdField } from './fields';
 
 export const description = updateDisplayOptions({ show: { resource: ['invoice'], operation: ['email'] } }, [
-	invoiceIdField('to e-mail to the patient; sign it first'),
+	...invoiceIdField('to e-mail to the patient; sign it first'),
 	...recordOutputProperties(SHAPES.invoice),
 ]);
 

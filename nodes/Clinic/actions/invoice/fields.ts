@@ -3,7 +3,7 @@ import type { INodeProperties } from 'n8n-workflow';
 import { idLocator } from '../locators';
 
 /** The Invoice ID field of every operation that works on one invoice. */
-export function invoiceIdField(purpose: string): INodeProperties {
+export function invoiceIdField(purpose: string): INodeProperties[] {
 	return idLocator({
 		displayName: 'Invoice ID',
 		name: 'invoiceId',

@@ -9,7 +9,7 @@ import { recordOutputProperties } from '../../../shared/outputProperties';
 import { recordItems } from '../output';
 
 const properties: INodeProperties[] = [
-	idLocator({
+	...idLocator({
 		displayName: 'Encounter ID',
 		name: 'encounterId',
 		placeholder: '880',

@@ -10,7 +10,7 @@ import { apiFailure, isHttpStatus, settle } from '../shared';
 import { invoiceIdField } from './fields';
 
 export const description = updateDisplayOptions({ show: { resource: ['invoice'], operation: ['sign'] } }, [
-	invoiceIdField('to sign. Signing stamps the CFDI electronic invoice and cannot be undone'),
+	...invoiceIdField('to sign. Signing stamps the CFDI electronic invoice and cannot be undone'),
 	...recordOutputProperties(SHAPES.invoice),
 ]);
 

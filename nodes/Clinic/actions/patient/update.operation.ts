@@ -52,7 +52,7 @@ function attributeProperty(field: AttributeField): INodeProperties {
 }
 
 const properties: INodeProperties[] = [
-	idLocator({
+	...idLocator({
 		displayName: 'Patient ID',
 		name: 'patientId',
 		placeholder: '2048',

@@ -7,7 +7,7 @@ import { checkOptionalId, readId, toItems, unwrap } from '../common';
 import { isSet } from '../shared';
 
 const properties: INodeProperties[] = [
-	idLocator({
+	...idLocator({
 		displayName: 'Consultation ID',
 		name: 'consultationId',
 		placeholder: '1024',

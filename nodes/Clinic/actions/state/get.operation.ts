@@ -6,7 +6,7 @@ import { idLocator } from '../locators';
 import { readId, toItems, unwrap } from '../common';
 
 const properties: INodeProperties[] = [
-	idLocator({
+	...idLocator({
 		displayName: 'State ID',
 		name: 'stateId',
 		placeholder: '9',

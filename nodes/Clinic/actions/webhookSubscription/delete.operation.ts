@@ -8,7 +8,7 @@ import { readId } from '../common';
 import { apiFailure, isHttpStatus, settle } from '../shared';
 
 const properties: INodeProperties[] = [
-	idLocator({
+	...idLocator({
 		displayName: 'Subscription',
 		name: 'subscriptionId',
 		placeholder: '17',
