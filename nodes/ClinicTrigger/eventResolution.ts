@@ -108,65 +108,68 @@ export function claimEvent(triggerKey: string, eventId: number): boolean {
 }
 
 /**
- * Runs started without an event id because the log could not place the delivery in time,
- * by trigger and payload, with when each started. Each stands for one logged event with
- * that payload: when a later copy places such an event, the event has run already.
+ * What this process ran for each trigger and payload, one record each:
+ * - `lastRunAt`: when a run last started. A delivery the log cannot answer for in time, with
+ *   a payload that ran within COPY_WINDOW_MS, is taken for a copy of that delivery (the
+ *   service retries within seconds) and runs nothing. Its limit: a distinct event with the
+ *   same payload in that window, while the log cannot answer, runs not at all.
+ * - `withoutId`: when each run started without an event id (the log could not place the
+ *   delivery in time), kept a day. Each stands for one logged event with that payload: when
+ *   a later copy places such an event, the event has run already.
  */
-const RUNS_WITHOUT_ID_KEPT = 10_000;
-const runsWithoutId = keptInProcess('runs without an event id', '10,000 payloads, a day each', new Map<string, number[]>());
-
-/**
- * When a run last started for each trigger and payload. A delivery the log cannot answer
- * for in time, with a payload that started a run within COPY_WINDOW_MS, is taken for a copy
- * of that delivery (the service retries within seconds): runs once. Its limit: a distinct
- * event with the same payload in that window, while the log cannot answer, runs not at all.
- */
+interface PayloadRuns {
+	lastRunAt: number;
+	withoutId: number[];
+}
 export const COPY_WINDOW_MS = 10 * 60_000;
-const lastRunOfPayload = keptInProcess('last run of each payload', `${RUNS_WITHOUT_ID_KEPT} payloads, ${COPY_WINDOW_MS / 60_000} minutes each`, new Map<string, number>());
+const PAYLOADS_KEPT = 10_000;
+const payloadRuns = keptInProcess('runs of each payload', `${PAYLOADS_KEPT} payloads`, new Map<string, PayloadRuns>());
+
+function runsOf(key: string): PayloadRuns {
+	const now = Date.now();
+	const runs = payloadRuns.get(key);
+	return { lastRunAt: runs?.lastRunAt ?? 0, withoutId: (runs?.withoutId ?? []).filter((at) => now - at < EMITTED_FOR_MS) };
+}
+
+function keepRuns(key: string, runs: PayloadRuns): void {
+	// Most recently used last: the first key is the one to drop.
+	payloadRuns.delete(key);
+	payloadRuns.set(key, runs);
+	if (payloadRuns.size > PAYLOADS_KEPT) payloadRuns.delete(payloadRuns.keys().next().value as string);
+}
 
 function ranJustNow(key: string): void {
-	lastRunOfPayload.delete(key);
-	lastRunOfPayload.set(key, Date.now());
-	if (lastRunOfPayload.size > RUNS_WITHOUT_ID_KEPT) lastRunOfPayload.delete(lastRunOfPayload.keys().next().value as string);
+	keepRuns(key, { ...runsOf(key), lastRunAt: Date.now() });
 }
 
 /** The log could not answer in time: a copy of a delivery that just ran is a repeat, anything else runs without an id. */
 function unplaced(key: string): Resolution {
-	const last = lastRunOfPayload.get(key);
-	if (last !== undefined && Date.now() - last < COPY_WINDOW_MS) return { kind: 'repeat' };
+	if (Date.now() - runsOf(key).lastRunAt < COPY_WINDOW_MS) return { kind: 'repeat' };
 	return startRunWithoutId(key);
 }
 
 function startRunWithoutId(key: string): Resolution {
-	ranJustNow(key);
 	const now = Date.now();
-	const started = (runsWithoutId.get(key) ?? []).filter((at) => now - at < EMITTED_FOR_MS);
-	runsWithoutId.delete(key);
-	runsWithoutId.set(key, [...started, now]);
-	if (runsWithoutId.size > RUNS_WITHOUT_ID_KEPT) runsWithoutId.delete(runsWithoutId.keys().next().value as string);
+	keepRuns(key, { lastRunAt: now, withoutId: [...runsOf(key).withoutId, now] });
 	return { kind: 'unknown' };
 }
 
 /** The event just claimed, or a repeat when a run without an id of this payload already stood for it. */
 function runEvent(key: string, event: EventRecord): Resolution {
-	const now = Date.now();
-	const started = (runsWithoutId.get(key) ?? []).filter((at) => now - at < EMITTED_FOR_MS);
-	if (started.length === 0) {
-		runsWithoutId.delete(key);
-		ranJustNow(key);
+	const runs = runsOf(key);
+	if (runs.withoutId.length === 0) {
+		keepRuns(key, { lastRunAt: Date.now(), withoutId: [] });
 		return { kind: 'event', event };
 	}
-	started.shift();
-	if (started.length > 0) runsWithoutId.set(key, started);
-	else runsWithoutId.delete(key);
+	runs.withoutId.shift();
+	keepRuns(key, runs);
 	return { kind: 'repeat' };
 }
 
 /** Forgets which events ran, as when the service's log starts again from id 1 (tests). */
 export function forgetEmittedEvents(): void {
 	emittedEvents.clear();
-	runsWithoutId.clear();
-	lastRunOfPayload.clear();
+	payloadRuns.clear();
 }
 
 export type Resolution =

@@ -507,7 +507,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			expect(saved.seconds).toBeGreaterThan(5);
 			expect(saved.seconds).toBeLessThanOrEqual(60);
 			expect(saved.bytes).toBeLessThan(4 * 1024 * 1024);
-			documented.demoVideo = file;
+			documented.demo = file;
 		}),
 		3 * 60_000,
 	);

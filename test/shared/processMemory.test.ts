@@ -22,11 +22,10 @@ describe('process memory', () => {
 				'event log events kept',
 				'events emitted',
 				'host limiters',
-				'last run of each payload',
 				'newest refresh token of each chain',
 				'pending sign-ins',
 				'refused refresh tokens',
-				'runs without an event id',
+				'runs of each payload',
 				'stale subscription checks',
 			].sort(),
 		);
