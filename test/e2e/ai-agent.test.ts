@@ -4,9 +4,9 @@
  * URL. The fake model picks tools by their descriptions alone: the tool nodes are renamed
  * to "Tool 1"… before the run, so nothing but the descriptions tells them apart.
  */
-import { startSimulator, type Simulator } from '../simulator';
-import { N8N_VERSIONS, executeWorkflow, importCredentials, importWorkflow, nodeJson, packRepository, useN8nContext } from './harness';
+import { N8N_VERSIONS, executeWorkflow, nodeJson } from './harness';
 import type { WorkflowImport } from './harness';
+import { useClinicN8n } from './support/clinicN8n';
 import { startFakeModel, type FakeModel } from './support/fake-model';
 import { fakeModelCredential, loadExample, simulatorCredentials } from './support/examples';
 
@@ -28,33 +28,32 @@ function withNeutralToolNames(workflow: WorkflowImport): { workflow: WorkflowImp
 }
 
 describe('Clinic tools in n8n\'s AI Agent (n8n 2.41.1)', () => {
-	let sim: Simulator;
 	let model: FakeModel;
-	let workflowId = '';
 	let names = new Map<string, string>();
-
-	const n8n = useN8nContext({ version: N8N_VERSIONS.v2, label: 'ai-agent' }, async (ctx) => {
-		sim = await startSimulator();
-		model = await startFakeModel();
-		ctx.installPackage(packRepository(ctx.rootDir));
-		await importCredentials(ctx, [
-			...simulatorCredentials(sim),
-			fakeModelCredential(model.baseUrl),
-		]);
-		const neutral = withNeutralToolNames(loadExample(EXAMPLE, sim));
-		names = neutral.names;
-		workflowId = await importWorkflow(ctx, neutral.workflow);
+	const clinic = useClinicN8n({
+		version: N8N_VERSIONS.v2,
+		label: 'ai-agent',
+		prepare: async () => {
+			model = await startFakeModel();
+		},
+		credentials: (sim) => [...simulatorCredentials(sim), fakeModelCredential(model.baseUrl)],
+		workflows: (sim) => {
+			const neutral = withNeutralToolNames(loadExample(EXAMPLE, sim));
+			names = neutral.names;
+			return [neutral.workflow];
+		},
+		start: false,
 	});
+	const { n8n } = clinic;
 
 	afterAll(async () => {
-		await sim?.close();
 		await model?.close();
 	});
 
 	it(
 		'the model finds the tools by their descriptions; the refused e-mail reaches it with the reason',
 		n8n.run(async () => {
-			const result = await executeWorkflow(n8n.ctx, workflowId);
+			const result = await executeWorkflow(n8n.ctx, clinic.workflowIds[0]);
 
 			// What n8n told the model about each tool: the example's tool descriptions (Set Manually),
 			// not the short action names a person sees on the canvas.
@@ -78,7 +77,7 @@ describe('Clinic tools in n8n\'s AI Agent (n8n 2.41.1)', () => {
 				[names.get('Get Invoice of Encounter')?.replace(' ', '_'), expect.objectContaining({ Encounter_ID: 1 })],
 				[names.get('Email Invoice')?.replace(' ', '_'), expect.objectContaining({ Invoice_ID: 1 })],
 			]);
-			expect(sim.log.filter((entry) => entry.path === '/api/v1/invoices/1/sign')).toEqual([]);
+			expect(clinic.sim.log.filter((entry) => entry.path === '/api/v1/invoices/1/sign')).toEqual([]);
 
 			// The refusal, with the service's reason, went back to the model as the tool's output.
 			const outputs = model.requests.flatMap((request) =>
@@ -89,7 +88,7 @@ describe('Clinic tools in n8n\'s AI Agent (n8n 2.41.1)', () => {
 			const [answer] = nodeJson(result.run!, 'AI Agent');
 			expect(String(answer.output)).toContain('Invoice is not signed; sign it before e-mailing it');
 			// No secret of the Clinic credential went to the model.
-			expect(JSON.stringify(model.requests)).not.toContain(sim.demo.password);
+			expect(JSON.stringify(model.requests)).not.toContain(clinic.sim.demo.password);
 		}),
 		5 * 60_000,
 	);

@@ -6,17 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { startSimulator, type RequestLogEntry, type Simulator } from '../simulator';
-import {
-	ALL_N8N_VERSIONS,
-	executeWorkflow,
-	importCredentials,
-	importWorkflows,
-	nodeItems,
-	nodeJson,
-	packRepository,
-	useN8nContext,
-} from './harness';
+import type { RequestLogEntry } from '../simulator';
+import { ALL_N8N_VERSIONS, executeWorkflow, importCredentials, nodeItems, nodeJson } from './harness';
+import { useClinicN8n } from './support/clinicN8n';
 import { EXAMPLES_DIR, exampleFiles, loadExample, simulatorCredentials } from './support/examples';
 
 /** Examples started by hand: not those that start from a Clinic trigger (their own tests run them active). */
@@ -25,37 +17,31 @@ const MANUAL_EXAMPLES = exampleFiles().filter(
 );
 
 describe.each(ALL_N8N_VERSIONS)('Clinic node in n8n %s', (version) => {
-	let sim: Simulator;
-	const ids = new Map<string, string>();
-
-	const n8n = useN8nContext({ version, label: 'actions' }, async (ctx) => {
-		sim = await startSimulator({ allowHttpCallbacks: true });
-		ctx.installPackage(packRepository(ctx.rootDir));
-		await importCredentials(ctx, simulatorCredentials(sim));
-		const workflows = MANUAL_EXAMPLES.map((file) => loadExample(file, sim));
-		const imported = await importWorkflows(ctx, workflows);
-		MANUAL_EXAMPLES.forEach((file, index) => ids.set(file, imported[index]));
+	const clinic = useClinicN8n({
+		version,
+		label: 'actions',
+		simulator: { allowHttpCallbacks: true },
+		workflows: (sim) => MANUAL_EXAMPLES.map((file) => loadExample(file, sim)),
+		start: false,
 	});
-
-	afterAll(async () => {
-		await sim?.close();
-	});
+	const { n8n } = clinic;
+	const idOf = (file: string) => clinic.workflowIds[MANUAL_EXAMPLES.indexOf(file)];
 
 	const run = async (file: string) => {
-		sim.clearLog();
-		const result = await executeWorkflow(n8n.ctx, ids.get(file)!);
+		clinic.sim.clearLog();
+		const result = await executeWorkflow(n8n.ctx, idOf(file));
 		// Nothing n8n printed holds the account password.
-		expect(result.stdout).not.toContain(sim.demo.password);
+		expect(result.stdout).not.toContain(clinic.sim.demo.password);
 		return result.run!;
 	};
 	const calls = (method: string, path: string): RequestLogEntry[] =>
-		sim.log.filter((entry) => entry.method === method && entry.path === path);
+		clinic.sim.log.filter((entry) => entry.method === method && entry.path === path);
 
 	it(
 		'patient update sends only the fields set, with insurance dates as dates; one sign-in for the run',
 		n8n.run(async (ctx) => {
 			// The credential as the user saved it, without a session from an earlier run.
-			await importCredentials(ctx, simulatorCredentials(sim));
+			await importCredentials(ctx, simulatorCredentials(clinic.sim));
 			const result = await run('patient-update.json');
 			expect(nodeJson(result, 'Update Patient')[0]).toMatchObject({ id: 1, email: 'ana.medina@example.com' });
 			const [put] = calls('PUT', '/api/v1/people/1');
@@ -73,7 +59,7 @@ describe.each(ALL_N8N_VERSIONS)('Clinic node in n8n %s', (version) => {
 				},
 			});
 			expect(calls('GET', '/api/v1/people/1/custom_form_response')).toHaveLength(1);
-			expect(sim.tokenRequests()).toBe(1);
+			expect(clinic.sim.tokenRequests()).toBe(1);
 		}),
 		5 * 60_000,
 	);
@@ -84,7 +70,7 @@ describe.each(ALL_N8N_VERSIONS)('Clinic node in n8n %s', (version) => {
 			// A run that leaves a saved session (signing in if none was saved yet).
 			await run('billing-report.json');
 			const result = await run('consultation-prescription-charge.json');
-			expect(sim.tokenRequests()).toBe(0);
+			expect(clinic.sim.tokenRequests()).toBe(0);
 			expect(nodeJson(result, 'Add Prescription Drug')[0]).toMatchObject({ consultation_id: 2, dose: '500 mg' });
 			expect(nodeJson(result, 'Add Charge')[0]).toMatchObject({ invoice_id: 2 });
 			expect(calls('POST', '/api/v1/consultation_invoice_items')[0].body).toMatchObject({
@@ -99,11 +85,11 @@ describe.each(ALL_N8N_VERSIONS)('Clinic node in n8n %s', (version) => {
 		n8n.run(async () => {
 			const result = await run('invoice-cfdi-files.json');
 			const [xml] = nodeItems(result, 'Download XML');
-			expect(xml.json).toMatchObject({ invoiceId: 3, uuid: sim.data.invoices.get(3)!.cfdi_uuid });
+			expect(xml.json).toMatchObject({ invoiceId: 3, uuid: clinic.sim.data.invoices.get(3)!.cfdi_uuid });
 			expect(xml.binary?.cfdiXml).toMatchObject({ fileName: '3.xml', mimeType: 'application/xml' });
 			const [pdf] = nodeItems(result, 'Download PDF');
 			expect(pdf.binary?.cfdiPdf).toMatchObject({ fileName: '3.pdf', mimeType: 'application/pdf' });
-			const downloads = sim.log.filter((entry) => entry.path.includes('/download_cfdi.'));
+			const downloads = clinic.sim.log.filter((entry) => entry.path.includes('/download_cfdi.'));
 			expect(downloads.map((entry) => [entry.status, entry.tokenPlacement])).toEqual([
 				[200, ['query']],
 				[200, ['query']],
@@ -147,10 +133,10 @@ describe.each(ALL_N8N_VERSIONS)('Clinic node in n8n %s', (version) => {
 		n8n.run(async () => {
 			const result = await run('webhooks-and-event-log.json');
 			const [subscribed] = nodeJson(result, 'Subscribe');
-			expect(subscribed).toMatchObject({ event_name: 'patient-updated', event_topic: `${sim.topicPrefix}.patient` });
+			expect(subscribed).toMatchObject({ event_name: 'patient-updated', event_topic: `${clinic.sim.topicPrefix}.patient` });
 			expect(nodeJson(result, 'List Subscriptions').map((s) => s.id)).toContain(subscribed.id);
 			expect(nodeJson(result, 'Unsubscribe')[0]).toMatchObject({ deleted: true });
-			expect(sim.subscriptions().filter((s) => s.deleted_at === null)).toEqual([]);
+			expect(clinic.sim.subscriptions().filter((s) => s.deleted_at === null)).toEqual([]);
 			expect(calls('POST', '/webhooks')[0].tokenPlacement).toEqual(['body']);
 			expect(calls('GET', '/webhooks')[0].tokenPlacement).toEqual(['header']);
 			expect(calls('DELETE', `/webhooks/${subscribed.id}`)[0].tokenPlacement).toEqual(['body']);
@@ -165,12 +151,12 @@ describe.each(ALL_N8N_VERSIONS)('Clinic node in n8n %s', (version) => {
 			const signIn = await run('patient-portal-sign-in.json');
 			const [verified] = nodeJson(signIn, 'Verify Code');
 			expect(verified.token).toEqual(expect.any(String));
-			expect(JSON.stringify(nodeJson(signIn, 'Verify Code'))).not.toContain(sim.portalDemo.code);
+			expect(JSON.stringify(nodeJson(signIn, 'Verify Code'))).not.toContain(clinic.sim.portalDemo.code);
 			// The same workflow uses the token right away (Portal Token From: Earlier Step); it goes no further.
 			expect(nodeJson(signIn, 'Get People').map((p) => p.id)).toContain(4);
 			expect(JSON.stringify(nodeJson(signIn, 'Get People'))).not.toContain(String(verified.token));
 
-			await importCredentials(ctx, simulatorCredentials(sim, String(verified.token)));
+			await importCredentials(ctx, simulatorCredentials(clinic.sim, String(verified.token)));
 			const people = await run('patient-portal-people.json');
 			// Person 4 has the demo phone (person 1 had it too, until the patient-update example changed it).
 			expect(nodeJson(people, 'Portal People').map((p) => p.id)).toContain(4);

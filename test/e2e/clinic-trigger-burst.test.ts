@@ -5,20 +5,8 @@
  * The simulator waits as long as n8n needs to answer (no retries of slow answers), so every
  * run n8n starts is one it answered for, and the count is exact.
  */
-import { startSimulator, type Simulator } from '../simulator';
-import {
-	ALL_N8N_VERSIONS,
-	importCredentials,
-	importWorkflows,
-	nodeJson,
-	packRepository,
-	startN8n,
-	useN8nContext,
-	type Execution,
-	type N8nServer,
-	type WorkflowImport,
-} from './harness';
-import { simulatorCredentials } from './support/examples';
+import { ALL_N8N_VERSIONS, nodeJson, type Execution, type WorkflowImport } from './harness';
+import { useClinicN8n } from './support/clinicN8n';
 import { acceptedAsNew, storedRuns } from './support/runs';
 import { clinicTriggerWorkflow } from './support/workflows';
 
@@ -30,34 +18,30 @@ function patientUpdatedWorkflow(): WorkflowImport {
 }
 
 describe.each(ALL_N8N_VERSIONS)('Clinic Trigger under a burst, n8n %s', (version) => {
-	let sim: Simulator;
-	let server: N8nServer;
-	let workflowId: string;
 	let round = 0;
-
-	const n8n = useN8nContext({ version, label: 'burst' }, async (ctx) => {
+	const clinic = useClinicN8n({
+		version,
+		label: 'burst',
 		// The service waits for each answer as long as n8n takes (n8n 2.x answers once the run is stored).
-		sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 100, deliveryTimeoutMs: 10 * 60_000 });
-		ctx.installPackage(packRepository(ctx.rootDir));
-		await importCredentials(ctx, simulatorCredentials(sim));
-		[workflowId] = await importWorkflows(ctx, [patientUpdatedWorkflow()]);
-		server = n8n.track(await startN8n(ctx));
-		await server.activateWorkflow(workflowId);
+		simulator: { allowHttpCallbacks: true, deliveryRetryDelayMs: 100, deliveryTimeoutMs: 10 * 60_000 },
+		workflows: () => [patientUpdatedWorkflow()],
 	});
+	const { n8n } = clinic;
+	const workflowId = () => clinic.workflowIds[0];
 
-	afterAll(async () => {
-		await sim?.close();
+	beforeAll(async () => {
+		await clinic.server.activateWorkflow(workflowId());
 	});
 
 	/** Emits BURST events at once, each delivered twice as `copies` says; answers the runs they started. */
 	async function burst(copies: 'concurrent' | 'sequential') {
 		// Each burst's patients have ids of their own (ids stay in the trigger's Simplified output).
 		const firstId = ++round * 10_000;
-		sim.setDuplicateDeliveries(copies);
+		clinic.sim.setDuplicateDeliveries(copies);
 		const events = await Promise.all(
-			Array.from({ length: BURST }, async (_, i) => await sim.emit('patient', 'patient-updated', { id: firstId + i, first_name: 'Ana' })),
+			Array.from({ length: BURST }, async (_, i) => await clinic.sim.emit('patient', 'patient-updated', { id: firstId + i, first_name: 'Ana' })),
 		);
-		sim.setDuplicateDeliveries('off');
+		clinic.sim.setDuplicateDeliveries('off');
 		// Both copies of each went out and got an answer (n8n may refuse one it cannot take now: a
 		// 503 starts nothing), so every run n8n started is one it answered for.
 		for (const event of events) {
@@ -72,7 +56,7 @@ describe.each(ALL_N8N_VERSIONS)('Clinic Trigger under a burst, n8n %s', (version
 			const id = Number((nodeJson(execution, TRIGGER)[0]?.value as { id?: unknown } | undefined)?.id);
 			return id >= firstId && id < firstId + BURST;
 		};
-		const runs = await storedRuns(server, workflowId, ofThisBurst, accepted, 10 * 60_000);
+		const runs = await storedRuns(clinic.server, workflowId(), ofThisBurst, accepted, 10 * 60_000);
 		return { events, accepted, runs };
 	}
 

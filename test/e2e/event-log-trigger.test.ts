@@ -8,44 +8,26 @@
  * the query string after it, so both places are proven in real n8n. Then the example workflow runs active: a finished
  * consultation from the event log gets its invoice signed and e-mailed.
  */
-import { startSimulator, type Simulator } from '../simulator';
-import {
-	ALL_N8N_VERSIONS,
-	importCredentials,
-	importWorkflows,
-	nodeJson,
-	packRepository,
-	startN8n,
-	useN8nContext,
-	type N8nServer,
-} from './harness';
+import { ALL_N8N_VERSIONS, nodeJson, startN8n } from './harness';
+import { useClinicN8n } from './support/clinicN8n';
 import { EVENT_LOG_TRIGGER, eventLogRuns, eventLogWorkflow, idsPerRun } from './support/event-log';
-import { loadExample, simulatorCredentials } from './support/examples';
+import { loadExample } from './support/examples';
 
 const EXAMPLE = 'consultation-finished-event-log-sign-email.json';
 
 describe.each(ALL_N8N_VERSIONS)('Clinic Event Log Trigger in n8n %s', (version) => {
-	let sim: Simulator;
-	let server: N8nServer;
-	let workflowId: string;
-	let exampleId: string;
-
-	const n8n = useN8nContext({ version, label: 'event-log' }, async (ctx) => {
-		sim = await startSimulator({ allowHttpCallbacks: true });
-		ctx.installPackage(packRepository(ctx.rootDir));
-		await importCredentials(ctx, simulatorCredentials(sim));
-		[workflowId, exampleId] = await importWorkflows(ctx, [eventLogWorkflow(), loadExample(EXAMPLE, sim)]);
-		server = n8n.track(await startN8n(ctx));
+	const clinic = useClinicN8n({
+		version,
+		label: 'event-log',
+		simulator: { allowHttpCallbacks: true },
+		workflows: (sim) => [eventLogWorkflow(), loadExample(EXAMPLE, sim)],
 	});
-
-	afterAll(async () => {
-		await sim?.close();
-	});
+	const { n8n } = clinic;
 
 	const finish = async (count: number): Promise<number[]> => {
 		const ids: number[] = [];
 		for (let i = 0; i < count; i++) {
-			ids.push((await sim.emit('consultation', 'consultation-finished', { id: 500 + sim.events().length })).id);
+			ids.push((await clinic.sim.emit('consultation', 'consultation-finished', { id: 500 + clinic.sim.events().length })).id);
 		}
 		return ids;
 	};
@@ -55,7 +37,7 @@ describe.each(ALL_N8N_VERSIONS)('Clinic Event Log Trigger in n8n %s', (version) 
 	 * check without `nextPoll` is followed by later polls that a later exact check counts.
 	 */
 	const waitForIds = async (ids: number[], nextPoll = false) => {
-		const executions = await eventLogRuns(sim, server, workflowId, ids.length, { nextPoll });
+		const executions = await eventLogRuns(clinic.sim, clinic.server, clinic.workflowIds[0], ids.length, { nextPoll });
 		expect(idsPerRun(executions).flat()).toEqual(ids);
 		return executions;
 	};
@@ -65,8 +47,8 @@ describe.each(ALL_N8N_VERSIONS)('Clinic Event Log Trigger in n8n %s', (version) 
 		n8n.run(async (ctx) => {
 			// Old events: the first activation starts after them.
 			await finish(3);
-			await server.activateWorkflow(workflowId);
-			if (ctx.asyncPublication) await server.waitForPublication(workflowId);
+			await clinic.server.activateWorkflow(clinic.workflowIds[0]);
+			if (ctx.asyncPublication) await clinic.server.waitForPublication(clinic.workflowIds[0]);
 			const first = await finish(3);
 			await waitForIds(first);
 			const second = await finish(2);
@@ -76,28 +58,28 @@ describe.each(ALL_N8N_VERSIONS)('Clinic Event Log Trigger in n8n %s', (version) 
 			// The newest execution starts with the oldest of its events.
 			expect(nodeJson(executions[0], EVENT_LOG_TRIGGER)[0]).toMatchObject({
 				event: 'consultation-finished',
-				topic: `${sim.topicPrefix}.consultation`,
+				topic: `${clinic.sim.topicPrefix}.consultation`,
 				eventId: second[0],
 				createdAt: expect.any(String),
 				value: { id: expect.any(Number) },
 			});
 			// Only the spec's JSON body carried the parameters: a GET body reached the service.
-			const reads = sim.log.filter((entry) => entry.path === '/events');
+			const reads = clinic.sim.log.filter((entry) => entry.path === '/events');
 			expect(reads.length).toBeGreaterThan(0);
 			for (const read of reads) {
-				expect(read.body).toMatchObject({ topic: `${sim.topicPrefix}.consultation`, name: 'consultation-finished' });
+				expect(read.body).toMatchObject({ topic: `${clinic.sim.topicPrefix}.consultation`, name: 'consultation-finished' });
 			}
 
 			// n8n stops; consultations finish while it is down; it starts again.
-			await server.stop();
+			await clinic.server.stop();
 			const whileDown = await finish(4);
-			sim.setEventParams('query');
-			server = n8n.track(await startN8n(ctx));
-			if (ctx.asyncPublication) await server.waitForPublication(workflowId);
+			clinic.sim.setEventParams('query');
+			clinic.server = await startN8n(ctx);
+			if (ctx.asyncPublication) await clinic.server.waitForPublication(clinic.workflowIds[0]);
 			await waitForIds([...first, ...second, ...whileDown]);
 			const after = await finish(2);
 			await waitForIds([...first, ...second, ...whileDown, ...after], true);
-			await server.deactivateWorkflow(workflowId);
+			await clinic.server.deactivateWorkflow(clinic.workflowIds[0]);
 		}),
 		8 * 60_000,
 	);
@@ -105,12 +87,12 @@ describe.each(ALL_N8N_VERSIONS)('Clinic Event Log Trigger in n8n %s', (version) 
 	it(
 		'the example: a finished consultation read from the event log gets its invoice signed and e-mailed, once',
 		n8n.run(async (ctx) => {
-			await server.activateWorkflow(exampleId);
-			if (ctx.asyncPublication) await server.waitForPublication(exampleId);
-			const consultation = sim.data.consultations.get(1)!;
-			const record = await sim.emit('consultation', 'consultation-finished', { id: consultation.id, encounter_id: consultation.encounter_id });
+			await clinic.server.activateWorkflow(clinic.workflowIds[1]);
+			if (ctx.asyncPublication) await clinic.server.waitForPublication(clinic.workflowIds[1]);
+			const consultation = clinic.sim.data.consultations.get(1)!;
+			const record = await clinic.sim.emit('consultation', 'consultation-finished', { id: consultation.id, encounter_id: consultation.encounter_id });
 			// One run, counted after the next poll read the log again.
-			const runs = await eventLogRuns(sim, server, exampleId, 1, { nextPoll: true, triggerNode: 'Consultation Finished' });
+			const runs = await eventLogRuns(clinic.sim, clinic.server, clinic.workflowIds[1], 1, { nextPoll: true, triggerNode: 'Consultation Finished' });
 			expect(idsPerRun(runs, 'Consultation Finished')).toEqual([[record.id]]);
 			const [execution] = runs;
 			expect(execution.status).toBe('success');
@@ -119,9 +101,9 @@ describe.each(ALL_N8N_VERSIONS)('Clinic Event Log Trigger in n8n %s', (version) 
 			]);
 			expect(nodeJson(execution, 'Sign Invoice')[0]).toMatchObject({ id: 1, signed_at: expect.any(String) });
 			expect(nodeJson(execution, 'Email Invoice')).toHaveLength(1);
-			expect(sim.data.invoices.get(1)!.signed_at).not.toBeNull();
-			await server.deactivateWorkflow(exampleId);
-			expect(await server.listExecutions(exampleId)).toHaveLength(1);
+			expect(clinic.sim.data.invoices.get(1)!.signed_at).not.toBeNull();
+			await clinic.server.deactivateWorkflow(clinic.workflowIds[1]);
+			expect(await clinic.server.listExecutions(clinic.workflowIds[1])).toHaveLength(1);
 		}),
 		5 * 60_000,
 	);

@@ -10,10 +10,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { startSimulator, type Simulator } from '../simulator';
-import { N8N_VERSIONS, importCredentials, importWorkflow, packRepository, startN8n, useN8nContext } from './harness';
-import type { N8nServer } from './harness';
-import { loadExample, simulatorCredentials } from './support/examples';
+import { N8N_VERSIONS } from './harness';
+import { useClinicN8n } from './support/clinicN8n';
+import { loadExample } from './support/examples';
 
 /** The example's MCP Server Trigger path. */
 const MCP_PATH = 'clinic';
@@ -33,27 +32,25 @@ interface ToolAnswer {
 const textOf = (answer: ToolAnswer) => answer.content.map((part) => part.text ?? '').join('\n');
 
 describe('Clinic tools behind n8n\'s MCP Server Trigger (n8n 2.41.1)', () => {
-	let sim: Simulator;
-	let server: N8nServer;
 	let client: Client;
 	let tools: ListedTool[] = [];
+	const clinic = useClinicN8n({
+		version: N8N_VERSIONS.v2,
+		label: 'mcp',
+		prepare: (sim) => void sim.seedEvents(3, 'consultation', 'consultation-finished'),
+		workflows: (sim) => [loadExample(EXAMPLE, sim)],
+	});
+	const { n8n } = clinic;
 
-	const n8n = useN8nContext({ version: N8N_VERSIONS.v2, label: 'mcp' }, async (ctx) => {
-		sim = await startSimulator();
-		sim.seedEvents(3, 'consultation', 'consultation-finished');
-		ctx.installPackage(packRepository(ctx.rootDir));
-		await importCredentials(ctx, simulatorCredentials(sim));
-		const workflowId = await importWorkflow(ctx, loadExample(EXAMPLE, sim));
-		server = n8n.track(await startN8n(ctx));
-		await server.activateWorkflow(workflowId);
+	beforeAll(async () => {
+		await clinic.server.activateWorkflow(clinic.workflowIds[0]);
 		client = new Client({ name: 'clinic-e2e', version: '1.0.0' });
-		await client.connect(new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/mcp/${MCP_PATH}`)));
+		await client.connect(new StreamableHTTPClientTransport(new URL(`${clinic.server.baseUrl}/mcp/${MCP_PATH}`)));
 		tools = (await client.listTools()).tools as ListedTool[];
 	});
 
 	afterAll(async () => {
 		await client?.close();
-		await sim?.close();
 	});
 
 	const call = async (name: string, args: Record<string, unknown>) =>
@@ -128,7 +125,7 @@ describe('Clinic tools behind n8n\'s MCP Server Trigger (n8n 2.41.1)', () => {
 	it(
 		'an id sent as a string where the schema says number is refused in words that name the fix',
 		n8n.run(async () => {
-			const reads = () => sim.log.filter((entry) => entry.path === '/api/v1/consultations/1').length;
+			const reads = () => clinic.sim.log.filter((entry) => entry.path === '/api/v1/consultations/1').length;
 			const before = reads();
 			const answer = await call('Get_a_consultation_in_Clinic', { Consultation_ID: '1' });
 			expect(answer.isError).toBe(true);
@@ -152,7 +149,7 @@ describe('Clinic tools behind n8n\'s MCP Server Trigger (n8n 2.41.1)', () => {
 			const emailed = await call('Email_an_invoice_in_Clinic', { Invoice_ID: 1 });
 			expect(emailed.isError).toBeFalsy();
 			expect(JSON.parse(textOf(emailed))).toEqual([expect.objectContaining({ email_sent: true, id: 1 })]);
-			expect(sim.data.invoiceEmails).toEqual([expect.objectContaining({ invoice_id: 1 })]);
+			expect(clinic.sim.data.invoiceEmails).toEqual([expect.objectContaining({ invoice_id: 1 })]);
 		}),
 		60_000,
 	);
@@ -168,7 +165,7 @@ describe('Clinic tools behind n8n\'s MCP Server Trigger (n8n 2.41.1)', () => {
 			expect(text).toContain('Invoice 2');
 			// Words for a model: what to do next, not where to look in n8n's editor.
 			expect(text).not.toMatch(/this item/);
-			expect(sim.data.invoiceEmails.filter((email) => email.invoice_id === 2)).toEqual([]);
+			expect(clinic.sim.data.invoiceEmails.filter((email) => email.invoice_id === 2)).toEqual([]);
 		}),
 		60_000,
 	);

@@ -4,20 +4,9 @@
  * for the whole n8n process, so two executions at once stay within the maximum together.
  */
 import { MAX_PARALLEL_REQUESTS } from '../../nodes/Clinic/actions/scheduler';
-import { startSimulator, type Simulator } from '../simulator';
-import {
-	N8N_VERSIONS,
-	executeWorkflow,
-	importCredentials,
-	importWorkflows,
-	newN8nId,
-	nodeItems,
-	packRepository,
-	startN8n,
-	useN8nContext,
-	type WorkflowImport,
-} from './harness';
-import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
+import { N8N_VERSIONS, executeWorkflow, newN8nId, nodeItems, startN8n, type WorkflowImport } from './harness';
+import { useClinicN8n } from './support/clinicN8n';
+import { DEMO_CREDENTIAL_IDS } from './support/examples';
 import { storedRuns } from './support/runs';
 
 const ITEMS = 150;
@@ -85,33 +74,29 @@ function webhookWorkflow(path: string, id: number): WorkflowImport {
 }
 
 describe(`Parallel Requests: Automatic in n8n ${N8N_VERSIONS.v2}`, () => {
-	let sim: Simulator;
-
-	const n8n = useN8nContext({ version: N8N_VERSIONS.v2, label: 'parallel' }, async (ctx) => {
-		sim = await startSimulator({ allowHttpCallbacks: true });
-		ctx.installPackage(packRepository(ctx.rootDir));
-		await importCredentials(ctx, simulatorCredentials(sim));
-		await importWorkflows(ctx, [defaultsWorkflow, webhookWorkflow('shared-a', 1), webhookWorkflow('shared-b', 2)]);
+	const clinic = useClinicN8n({
+		version: N8N_VERSIONS.v2,
+		label: 'parallel',
+		simulator: { allowHttpCallbacks: true },
+		workflows: () => [defaultsWorkflow, webhookWorkflow('shared-a', 1), webhookWorkflow('shared-b', 2)],
+		start: false,
 	});
-
-	afterAll(async () => {
-		await sim?.close();
-	});
+	const { n8n } = clinic;
 
 	it(
 		'at the defaults: many requests in flight, outputs in input order and paired, one sign-in',
 		n8n.run(async (ctx) => {
-			sim.reset();
-			sim.setLatency(20);
+			clinic.sim.reset();
+			clinic.sim.setLatency(20);
 			const result = await executeWorkflow(ctx, defaultsWorkflow.id!);
 			const output = nodeItems(result.run!, 'Clinic');
 			expect(output).toHaveLength(ITEMS);
 			expect(output.map((item) => item.json.id)).toEqual(Array.from({ length: ITEMS }, (_, i) => (i % 3) + 1));
 			expect(output.map((item) => item.pairedItem)).toEqual(Array.from({ length: ITEMS }, (_, item) => ({ item })));
-			expect(sim.tokenRequests()).toBe(1);
+			expect(clinic.sim.tokenRequests()).toBe(1);
 			// Automatic grew past the first few requests in flight, within the default maximum.
-			expect(sim.inFlight().peak).toBeGreaterThan(8);
-			expect(sim.inFlight().peak).toBeLessThanOrEqual(MAX_PARALLEL_REQUESTS);
+			expect(clinic.sim.inFlight().peak).toBeGreaterThan(8);
+			expect(clinic.sim.inFlight().peak).toBeLessThanOrEqual(MAX_PARALLEL_REQUESTS);
 		}),
 		5 * 60_000,
 	);
@@ -119,21 +104,21 @@ describe(`Parallel Requests: Automatic in n8n ${N8N_VERSIONS.v2}`, () => {
 	it(
 		`two executions at once in one n8n process share the host's limiter: together at most ${SHARED_MAXIMUM} in flight`,
 		n8n.run(async (ctx) => {
-			const server = n8n.track(await startN8n(ctx));
-			await server.activateWorkflow(SHARED_IDS[0]);
-			await server.activateWorkflow(SHARED_IDS[1]);
-			sim.reset();
-			sim.setLatency(25);
+			clinic.server = await startN8n(ctx);
+			await clinic.server.activateWorkflow(SHARED_IDS[0]);
+			await clinic.server.activateWorkflow(SHARED_IDS[1]);
+			clinic.sim.reset();
+			clinic.sim.setLatency(25);
 			const answers = await Promise.all(
-				['shared-a', 'shared-b'].map(async (path) => await fetch(server.webhookUrl(path), { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })),
+				['shared-a', 'shared-b'].map(async (path) => await fetch(clinic.server.webhookUrl(path), { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })),
 			);
 			expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
 			// Each answer carried its run's output, so both runs are over: one run each, exactly.
-			const [first, second] = await Promise.all(SHARED_IDS.map(async (id) => await storedRuns(server, id, () => true, 1)));
+			const [first, second] = await Promise.all(SHARED_IDS.map(async (id) => await storedRuns(clinic.server, id, () => true, 1)));
 			expect([first.length, second.length]).toEqual([1, 1]);
 			expect([first[0].status, second[0].status]).toEqual(['success', 'success']);
 
-			const paths = sim.log.filter((entry) => entry.path.startsWith('/api/v1/consultations/')).map((entry) => entry.path);
+			const paths = clinic.sim.log.filter((entry) => entry.path.startsWith('/api/v1/consultations/')).map((entry) => entry.path);
 			expect(paths.filter((path) => path.endsWith('/1'))).toHaveLength(120);
 			expect(paths.filter((path) => path.endsWith('/2'))).toHaveLength(120);
 			// The two executions overlapped: their requests interleave in the service's log...
@@ -141,8 +126,8 @@ describe(`Parallel Requests: Automatic in n8n ${N8N_VERSIONS.v2}`, () => {
 			const lastOfA = paths.lastIndexOf('/api/v1/consultations/1');
 			expect(firstOfB).toBeLessThan(lastOfA);
 			// ...and yet never more than the maximum were in flight together (each alone reaches it).
-			expect(sim.inFlight().peak).toBe(SHARED_MAXIMUM);
-			await server.stop();
+			expect(clinic.sim.inFlight().peak).toBe(SHARED_MAXIMUM);
+			await clinic.server.stop();
 		}),
 		5 * 60_000,
 	);

@@ -11,51 +11,32 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { startSimulator, type Simulator } from '../simulator';
-import {
-	N8N_VERSIONS,
-	importCredentials,
-	importWorkflows,
-	nodesFolder,
-	packRepository,
-	repositoryPackage,
-	startN8n,
-	useN8nContext,
-	type N8nServer,
-} from './harness';
-import { simulatorCredentials } from './support/examples';
+import { N8N_VERSIONS, nodesFolder, packRepository, repositoryPackage, startN8n } from './harness';
+import { useClinicN8n } from './support/clinicN8n';
 import { consultationOnRequestWorkflow } from './support/workflows';
 
 const PACKAGE = repositoryPackage().name;
 const PATH = 'clinic-unverified';
 
 describe(`n8n ${N8N_VERSIONS.v2} with N8N_UNVERIFIED_PACKAGES_ENABLED=false`, () => {
-	let sim: Simulator;
-	let server: N8nServer;
-	let workflowId = '';
-
-	const n8n = useN8nContext(
-		{ version: N8N_VERSIONS.v2, label: 'unverified', env: { N8N_UNVERIFIED_PACKAGES_ENABLED: 'false' } },
-		async (ctx) => {
-			sim = await startSimulator({ allowHttpCallbacks: true });
-			await importCredentials(ctx, simulatorCredentials(sim));
-			[workflowId] = await importWorkflows(ctx, [
-				consultationOnRequestWorkflow({ name: 'Consultation on request (unverified)', path: PATH, webhookId: '5b1f7c2e-0d4a-4e8b-9c3f-6a7b8c9d0e1f' }),
-			]);
-			server = n8n.track(await startN8n(ctx));
-		},
-	);
-
-	afterAll(async () => {
-		await sim?.close();
+	const clinic = useClinicN8n({
+		version: N8N_VERSIONS.v2,
+		label: 'unverified',
+		env: { N8N_UNVERIFIED_PACKAGES_ENABLED: 'false' },
+		simulator: { allowHttpCallbacks: true },
+		installPackage: false,
+		workflows: () => [
+			consultationOnRequestWorkflow({ name: 'Consultation on request (unverified)', path: PATH, webhookId: '5b1f7c2e-0d4a-4e8b-9c3f-6a7b8c9d0e1f' }),
+		],
 	});
+	const { n8n } = clinic;
 
 	it(
 		'the Community Nodes install refuses the package, and nothing is installed',
 		n8n.run(async (ctx) => {
-			const settings = await server.rest<{ unverifiedCommunityNodesEnabled?: boolean }>('GET', '/settings');
+			const settings = await clinic.server.rest<{ unverifiedCommunityNodesEnabled?: boolean }>('GET', '/settings');
 			expect(settings.unverifiedCommunityNodesEnabled).toBe(false);
-			await expect(server.rest('POST', '/community-packages', { name: PACKAGE })).rejects.toThrow(
+			await expect(clinic.server.rest('POST', '/community-packages', { name: PACKAGE })).rejects.toThrow(
 				/Installation of unverified community packages is forbidden/,
 			);
 			expect(existsSync(join(nodesFolder(ctx.userFolder), 'node_modules', PACKAGE))).toBe(false);
@@ -65,11 +46,11 @@ describe(`n8n ${N8N_VERSIONS.v2} with N8N_UNVERIFIED_PACKAGES_ENABLED=false`, ()
 	it(
 		'a copy installed before the setting still loads, and its workflow runs',
 		n8n.run(async (ctx) => {
-			await server.stop();
+			await clinic.server.stop();
 			ctx.installPackage(packRepository(ctx.rootDir));
-			server = n8n.track(await startN8n(ctx));
-			await server.activateWorkflow(workflowId);
-			const response = await fetch(server.webhookUrl(PATH), {
+			clinic.server = await startN8n(ctx);
+			await clinic.server.activateWorkflow(clinic.workflowIds[0]);
+			const response = await fetch(clinic.server.webhookUrl(PATH), {
 				method: 'POST',
 				headers: { 'content-type': 'application/json' },
 				body: JSON.stringify({ id: 1 }),
