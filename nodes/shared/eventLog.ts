@@ -3,41 +3,16 @@
  * are read, what an answer looks like, how an event is shown to users, and where each log
  * ended when this process last looked.
  */
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	IPollFunctions,
-	IWebhookFunctions,
-	JsonObject,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { ClinicClient } from './transport';
-import { forgetLogEnd, logEndOf, rememberEnd } from './eventLogEnds';
-import type { KnownEnd } from './eventLogEnds';
-import { newestFirst, orderOf } from './eventRecord';
+import { endsLog, forgetLogEnd, logEndOf, rememberEnd } from './eventLogEnds';
+import type { EventPage, KnownEnd } from './eventLogEnds';
+import { eventRecordsOf, newestFirst, orderOf } from './eventRecord';
 import type { EventFilter, EventRecord } from './eventRecord';
 
 export type EventLogContext = IExecuteFunctions | IPollFunctions | IWebhookFunctions;
-
-/** One page of the event log, as the service lists it, plus what was asked for. */
-export interface EventPage {
-	offset: number;
-	limit: number;
-	events: EventRecord[];
-	/** The log ends with this page (`endsLog`). */
-	last: boolean;
-}
-
-/**
- * The end of the event log: the one rule every reader follows. The service's largest page
- * is not documented, so a page shorter than asked may only be its cap. A page ends the log
- * when it comes back empty, or shorter than asked and shorter than the longest page the
- * service has given for this log (a cap is at least that long).
- */
-export function endsLog(length: number, asked: number, longestPage: number): boolean {
-	return length === 0 || (length < asked && length < longestPage);
-}
 
 /** Pages one reader reads at most: no loop over the log runs without bound. */
 export const MAX_PAGES_PER_READER = 5000;
@@ -87,7 +62,7 @@ export class EventLog {
 			},
 			itemIndex,
 		);
-		const events = this.recordsOf(body, itemIndex);
+		const events = eventRecordsOf(this.ctx.getNode(), body, itemIndex);
 		this.checkProgress(JSON.stringify([filter.topic, filter.name, limit]), offset, events, itemIndex);
 		this.longestPage = Math.max(this.longestPage, events.length);
 		return { offset, limit, events, last: endsLog(events.length, limit, this.longestPage) };
@@ -113,30 +88,6 @@ export class EventLog {
 				description: 'Stopped reading. Narrow the filters (topic, event name) or use Limit.',
 			});
 		}
-	}
-
-	private recordsOf(body: unknown, itemIndex: number): EventRecord[] {
-		const list = Array.isArray(body)
-			? body
-			: body && typeof body === 'object' && Array.isArray((body as IDataObject).events)
-				? ((body as IDataObject).events as unknown[])
-				: undefined;
-		if (!list) {
-			throw new NodeOperationError(this.ctx.getNode(), 'The clinic service answered without a list of "events"', {
-				itemIndex,
-				description: 'Expected an array of events, or an object holding the array under "events".',
-			});
-		}
-		for (const event of list) {
-			const id = event && typeof event === 'object' ? (event as JsonObject).id : undefined;
-			if (typeof id !== 'number' || !Number.isInteger(id)) {
-				throw new NodeOperationError(this.ctx.getNode(), 'The clinic service listed an event without a whole-number "id"', {
-					itemIndex,
-					description: 'Every event in the event log needs its id; without it events cannot be told apart.',
-				});
-			}
-		}
-		return list as EventRecord[];
 	}
 
 	/**

@@ -1,8 +1,29 @@
 /**
- * Where each oldest-first event log ended when this process last looked at it, so that
- * the next look starts there.
+ * The end of the event log: the one rule that decides it for every reader, and where each
+ * oldest-first log ended when this process last looked at it, so that the next look starts
+ * there.
  */
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
+import type { EventRecord } from './eventRecord';
+
+/** One page of the event log, as the service lists it, plus what was asked for. */
+export interface EventPage {
+	offset: number;
+	limit: number;
+	events: EventRecord[];
+	/** The log ends with this page (`endsLog`). */
+	last: boolean;
+}
+
+/**
+ * The end of the event log: the one rule every reader follows. The service's largest page
+ * is not documented, so a page shorter than asked may only be its cap. A page ends the log
+ * when it comes back empty, or shorter than asked and shorter than the longest page the
+ * service has given for this log (a cap is at least that long).
+ */
+export function endsLog(length: number, asked: number, longestPage: number): boolean {
+	return length === 0 || (length < asked && length < longestPage);
+}
 
 /**
  * Where an oldest-first log ended: its number of events, the id of the last one, and the

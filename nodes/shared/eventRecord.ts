@@ -1,5 +1,6 @@
 /** An event as the webhook service's event log lists it, and how it is shown to users. */
-import type { IDataObject } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, INode, JsonObject } from 'n8n-workflow';
 
 /** What the service returns per event (fields we rely on; the rest passes through). */
 export interface EventRecord extends IDataObject {
@@ -47,4 +48,29 @@ export function orderOf(events: EventRecord[]): ListOrder | undefined {
 
 export function newestFirst(events: EventRecord[]): EventRecord[] {
 	return events.sort((a, b) => b.id - a.id);
+}
+
+/** The events of a `GET /events` answer: an array, or an object holding it under "events"; each with a whole-number id. */
+export function eventRecordsOf(node: INode, body: unknown, itemIndex: number): EventRecord[] {
+	const list = Array.isArray(body)
+		? body
+		: body && typeof body === 'object' && Array.isArray((body as IDataObject).events)
+			? ((body as IDataObject).events as unknown[])
+			: undefined;
+	if (!list) {
+		throw new NodeOperationError(node, 'The clinic service answered without a list of "events"', {
+			itemIndex,
+			description: 'Expected an array of events, or an object holding the array under "events".',
+		});
+	}
+	for (const event of list) {
+		const id = event && typeof event === 'object' ? (event as JsonObject).id : undefined;
+		if (typeof id !== 'number' || !Number.isInteger(id)) {
+			throw new NodeOperationError(node, 'The clinic service listed an event without a whole-number "id"', {
+				itemIndex,
+				description: 'Every event in the event log needs its id; without it events cannot be told apart.',
+			});
+		}
+	}
+	return list as EventRecord[];
 }
