@@ -48,6 +48,7 @@ import { loadExample, simulatorCredentials } from './support/examples';
 import { screencast, type Screencast } from './support/screencast';
 
 const FLAGSHIP = 'consultation-finished-sign-email-pdf.json';
+const E2E_MARKER_HIDDEN = '[data-test-id="e2e-test-mode-marker"] { display: none !important; }';
 const PACKAGE = repositoryPackage().name;
 /** n8n installs from a registry other than npmjs.org only with this license feature (its end-to-end mode grants it). */
 const CUSTOM_REGISTRY_FEATURE = 'feat:communityNodes:customRegistry';
@@ -173,6 +174,10 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			browser = await launchChromium(server.baseUrl);
 			page = browser.page;
 			video = await screencast(page, join(screenshotDir(REPO_ROOT), 'video-frames'));
+			// The video, like the screenshots, leaves out the end-to-end mode's page marker.
+			await page.addInitScript({
+				content: `document.addEventListener('DOMContentLoaded', () => { const style = document.createElement('style'); style.textContent = ${JSON.stringify(E2E_MARKER_HIDDEN)}; document.head.appendChild(style); });`,
+			});
 			page.on('console', (message) => {
 				if (message.type() !== 'error') return;
 				// "Failed to load resource" names no address in its text: its location does.
@@ -200,7 +205,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 	});
 
 	/** n8n's end-to-end mode frames every page with a marker; the pictures leave it out. */
-	const style = '[data-test-id="e2e-test-mode-marker"] { display: none !important; }';
+	const style = E2E_MARKER_HIDDEN;
 	const shoot = async (name: string, target: 'page' | 'panel' = 'panel') => {
 		const file = join(shots, `${name}.png`);
 		if (target === 'panel') await page.getByTestId('ndv').screenshot({ path: file, style });
@@ -317,6 +322,10 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 				for (const operation of operationsOf(resource.value)) expect(actions).toContain(operation.action);
 			}
 			await settled(page.getByTestId('node-creator'));
+			// Above the actions n8n shows the trigger's description (it merges the two into one app).
+			await expect(page.getByTestId('node-creator').innerText()).resolves.toContain(
+				triggers.find((trigger) => trigger.name === 'clinicTrigger')!.description,
+			);
 			documented.actions = await shoot('clinic-actions', 'page');
 
 			const waitingRooms = resources.find((resource) => resource.value === 'waitingRoom')!;
@@ -433,6 +442,24 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		60_000,
 	);
 
+	/** n8n 2.x opens its Production Checklist over a published workflow; the video shows the run instead. */
+	const closeProductionChecklist = async () => {
+		// Its close mark sits at the right end of the heading's row, inside the panel: find where
+		// (the page's own script: no DOM types here) and click there. Nothing when none is open.
+		const closeAt = (await page.evaluate(`(() => {
+			const heading = [...document.querySelectorAll('*')].find((element) => element.childElementCount === 0 && element.textContent.trim() === 'Production Checklist');
+			if (!heading) return null;
+			const row = heading.getBoundingClientRect();
+			for (let panel = heading.parentElement; panel; panel = panel.parentElement) {
+				const box = panel.getBoundingClientRect();
+				if (box.width > row.width + 100) return { x: box.right - 16, y: row.top + row.height / 2 };
+			}
+			return null;
+		})()`)) as { x: number; y: number } | null;
+		if (closeAt) await page.mouse.click(closeAt.x, closeAt.y);
+		await page.waitForTimeout(500);
+	};
+
 	/** Opens a node of the workflow on screen by its name. */
 	const openNode = async (name: string) => {
 		await page.getByTestId('canvas-node').filter({ hasText: name }).first().dblclick();
@@ -477,28 +504,31 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			const { name, nodes, connections, settings } = loadExample(FLAGSHIP, sim);
 			const { id } = await server.api<{ id: string }>('POST', '/workflows', { name, nodes, connections, settings });
 			await video.record();
-			await page.goto(`/workflow/${id}`);
-			await page.getByTestId('canvas-node').first().waitFor();
-			await settled(page.getByTestId('canvas-node').first());
-			await server.activateWorkflow(id);
-			await page.reload();
-			await page.getByTestId('canvas-node').first().waitFor();
-			await page.waitForTimeout(1500);
+			try {
+				await page.goto(`/workflow/${id}`);
+				await page.getByTestId('canvas-node').first().waitFor();
+				await settled(page.getByTestId('canvas-node').first());
+				await server.activateWorkflow(id);
+				await page.reload();
+				await page.getByTestId('canvas-node').first().waitFor();
+				await page.waitForTimeout(1500);
 
-			const consultation = sim.data.consultations.get(1)!;
-			const record = await sim.emit('consultation', 'consultation-finished', { id: consultation.id, encounter_id: consultation.encounter_id });
-			expect(record.logs.map((log) => log.response_code)).toEqual([200]);
-			const [execution] = await server.waitForExecutions(id, 1, { timeoutMs: 60_000 });
-			expect(execution.status).toBe('success');
-			expect(sim.data.invoices.get(1)!.signed_at).not.toBeNull();
-			expect(sim.data.invoiceEmails).toEqual(expect.arrayContaining([expect.objectContaining({ invoice_id: 1 })]));
+				const consultation = sim.data.consultations.get(1)!;
+				const record = await sim.emit('consultation', 'consultation-finished', { id: consultation.id, encounter_id: consultation.encounter_id });
+				expect(record.logs.map((log) => log.response_code)).toEqual([200]);
+				const [execution] = await server.waitForExecutions(id, 1, { timeoutMs: 60_000 });
+				expect(execution.status).toBe('success');
+				expect(sim.data.invoices.get(1)!.signed_at).not.toBeNull();
+				expect(sim.data.invoiceEmails).toEqual(expect.arrayContaining([expect.objectContaining({ invoice_id: 1 })]));
 
-			// The run as n8n's executions list shows it: every step green, the PDF kept by the last one.
-			await page.goto(`/workflow/${id}/executions/${execution.id}`);
-			const preview = page.frameLocator('iframe').first();
-			await preview.getByText('Download PDF').first().waitFor({ timeout: 30_000 });
-			await page.waitForTimeout(3000);
-			await video.pause();
+				// The run as n8n's executions view shows it: every step green, the PDF kept by the last one.
+				await page.goto(`/workflow/${id}/executions/${execution.id}`);
+				await page.getByTestId('canvas-node').filter({ hasText: 'Download PDF' }).first().waitFor({ timeout: 30_000 });
+				await closeProductionChecklist();
+				await page.waitForTimeout(3000);
+			} finally {
+				await video.pause();
+			}
 			await server.deactivateWorkflow(id);
 
 			const file = join(shots, 'demo.mp4');
