@@ -102,7 +102,8 @@ describe.each(ALL_N8N_VERSIONS)('patient data in n8n %s', (version) => {
 	let controlId = '';
 	const cliRuns = new Map<string, WorkflowRun>();
 	const withAgent = version === N8N_VERSIONS.v2;
-	const files = exampleFiles().filter((file) => withAgent || file !== AI_AGENT);
+	// The MCP server runs only when a client calls a tool (e2e/mcp.test.ts): nothing starts it here.
+	const files = exampleFiles().filter((file) => (withAgent || file !== AI_AGENT) && !exampleText(file).includes('"@n8n/n8n-nodes-langchain.mcpTrigger"'));
 
 	const n8n = useN8nContext({ version, label: 'patient-data' }, async (ctx) => {
 		sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 100 });
