@@ -5,31 +5,32 @@
  * 1. body: empty, larger than the limit, not JSON or not an object -> 400;
  * 2. event: `?event=<key>` names an event this trigger listens for -> else 404;
  * 3. proof: signature (or secret) verified over the raw bytes in constant time, with the
- *    credential's current signing key -> else 401. A delivery whose subscription was made
- *    with the credential's previous key cannot be verified: the subscription is stale, so it
- *    subscribes again and catches up from the event log instead (resubscribe.ts);
+ *    credential's signing key as saved at most CREDENTIAL_KEPT_MS ago -> else 401. A
+ *    delivery whose subscription was made with the credential's previous key cannot be
+ *    verified: the subscription is stale, so it subscribes again and catches up from the
+ *    event log instead (resubscribe.ts);
  * 4. a verified delivery also finds a subscription the service stopped (resubscribe.ts);
  * 5. repeat -> 200: by default every logged event with this payload was emitted already
  *    (eventResolution.ts); or, opted in, the same body accepted within the window.
  *
  * Step 5 checks and records in one synchronous step, so two copies arriving at the same
  * moment cannot both pass it. The node answers refusals and repeats itself; n8n answers an
- * accepted delivery. One client per delivery: the credential is read once for all steps,
- * and deliveries arriving together share that read.
+ * accepted delivery. One client per delivery: the credential is read once for all steps
+ * (kept a few seconds for the next deliveries, keptCredentials.ts).
  */
-import type { ICredentialDataDecryptedObject, IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { findEvent, fullTopic } from '../shared/catalog';
 import { BODY_PROBLEMS, DEFAULT_MAX_BODY_BYTES, RecentDeliveries, parseDeliveryBody, unwrapPayload } from '../shared/deliveries';
 import { DEFAULT_SIGNATURE_HEADER, deliveryIdOf, sha256Hex, verifyDelivery } from '../shared/signature';
 import type { VerificationMode } from '../shared/signature';
-import { FreshReads } from '../shared/freshReads';
 import { clientFor } from '../shared/transport';
 import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
 import type { DuplicateCheck } from './description';
 import type { EventRecord } from '../shared/eventRecord';
 import { EVENT_LOG_CHECK_MS, resolveDelivery } from './eventResolution';
+import { credentialArrival, triggerCredential } from './keptCredentials';
 import { eventsOfOldSigningKey, findStaleSubscriptions, resubscribe } from './resubscribe';
 import { secretOf, storedSubscriptions } from './storage';
 import { EVENT_QUERY_PARAMETER } from '../shared/urls';
@@ -37,14 +38,6 @@ import { shapeTriggerItems } from '../shared/output';
 
 /** Recently accepted deliveries of every Clinic Trigger in this n8n process. */
 export const recentDeliveries = keptInProcess('deliveries accepted (Same Body Within Window)', '10,000 bodies, the window each', new RecentDeliveries(10_000));
-
-/**
- * The credential, read once for the deliveries that arrive at one trigger together: n8n
- * 2.x makes each read a database query with its own expression isolate. A delivery only
- * takes a read that started after it arrived, so a key replaced before it arrived is never
- * used to verify it.
- */
-const credentialReads = new FreshReads<ICredentialDataDecryptedObject>();
 
 interface Answer {
 	status: number;
@@ -93,7 +86,7 @@ async function rawBodyOf(ctx: IWebhookFunctions): Promise<Buffer> {
 }
 
 export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-	const arrivedAt = credentialReads.arrival();
+	const arrivedAt = credentialArrival();
 	const raw = await rawBodyOf(this);
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	const maxBytes = Math.floor(numberOption(options.maxBodySizeKb, DEFAULT_MAX_BODY_BYTES / 1024) * 1024);
@@ -116,35 +109,41 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	}
 
 	// 3. The proof, over the raw bytes. The secret is derived from the credential's signing
-	//    key, read on each delivery and never kept: n8n tells a node nothing when a
-	//    credential is edited, so a kept key would go on accepting deliveries signed with a
-	//    key the user has replaced (deliveries arriving together share one read).
-	const readCredentials = async (type: string) =>
-		await credentialReads.read(
-			[triggerScopeOf(this), type, this.getNode().credentials?.[type]?.id ?? ''].join('\n'),
-			arrivedAt,
-			async () => await this.getCredentials(type),
-		);
-	// The duplicate check never waits on a busy service: no Retry-After waits, a short timeout.
-	const client = clientFor(this, { timeoutMs: EVENT_LOG_CHECK_MS, maxRetryWaitMs: 0, readCredentials });
+	//    key, kept in memory for a few seconds (keptCredentials.ts); a delivery the kept key
+	//    does not verify is checked again with the credential as saved now.
 	const staticData = this.getWorkflowStaticData('node');
 	const allStored = storedSubscriptions(staticData);
 	const stored = allStored.get(key);
-	const signingKey = allStored.size > 0 ? await client.webhookSigningKey() : '';
 	const mode = (options.verification as VerificationMode | undefined) ?? 'hmacSha256';
-	const secret = stored && mode !== 'none' ? secretOf(this.getNode(), key, stored, signingKey) : undefined;
+	const check = async (fresh: boolean) => {
+		let fromMemory = false;
+		const readCredentials = async (type: string) => {
+			const credentialKey = [triggerScopeOf(this), type, this.getNode().credentials?.[type]?.id ?? ''].join('\n');
+			const read = await triggerCredential(credentialKey, arrivedAt, async () => await this.getCredentials(type), fresh);
+			fromMemory ||= read.fromMemory;
+			return read.value;
+		};
+		// The duplicate check never waits on a busy service: no Retry-After waits, a short timeout.
+		const client = clientFor(this, { timeoutMs: EVENT_LOG_CHECK_MS, maxRetryWaitMs: 0, readCredentials });
+		const signingKey = allStored.size > 0 ? await client.webhookSigningKey() : '';
+		const secret = stored && mode !== 'none' ? secretOf(this.getNode(), key, stored, signingKey) : undefined;
+		const verification = verifyDelivery({
+			mode,
+			rawBody: raw,
+			headers: this.getHeaderData() as Record<string, string | string[] | undefined>,
+			headerName: typeof options.signatureHeader === 'string' ? options.signatureHeader : DEFAULT_SIGNATURE_HEADER,
+			secret,
+		});
+		return { client, signingKey, verification, fromMemory };
+	};
+	let checked = await check(false);
+	if (!checked.verification.ok && checked.fromMemory) checked = await check(true);
+	const { client, signingKey, verification } = checked;
 	if (stored && mode !== 'none' && !signingKey && !stored.legacySecret) {
 		this.logger.warn(
 			`Clinic Trigger "${this.getNode().name}": the credential holds no webhook signing key, so deliveries cannot be verified. Save the credential, then deactivate and activate the workflow.`,
 		);
 	}
-	const verification = verifyDelivery({
-		mode,
-		rawBody: raw,
-		headers: this.getHeaderData() as Record<string, string | string[] | undefined>,
-		headerName: typeof options.signatureHeader === 'string' ? options.signatureHeader : DEFAULT_SIGNATURE_HEADER,
-		secret,
-	});
 	const eventKeyOf = (eventKey: string) => triggerKeyOf(this, eventKey);
 	if (!verification.ok) {
 		const oldKeyEvents = eventsOfOldSigningKey(allStored, signingKey);

@@ -5,9 +5,9 @@
  * which starts when the current one ends, for everyone who arrived meanwhile. At most one
  * read per key is on the wire. Order is told by a counter, not the clock.
  *
- * The Clinic Trigger shares the credential (a signing key replaced before a delivery
- * arrived is never used to verify it) and the end of the event log (the service logs an
- * event before delivering it, so a read started after the delivery arrived holds it).
+ * The Clinic Trigger shares its reads of the credential (keptCredentials.ts) and of the end
+ * of the event log (the service logs an event before delivering it, so a read started after
+ * the delivery arrived holds it).
  */
 interface SharedRead<T> {
 	startedAt: number;

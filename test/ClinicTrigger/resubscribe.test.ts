@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
+import { CREDENTIAL_KEPT_MS } from '../../nodes/ClinicTrigger/keptCredentials';
 import { loggedSince } from '../../nodes/ClinicTrigger/resubscribe';
 import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 import { activateTrigger } from '../helpers/trigger';
@@ -74,6 +75,30 @@ describe('a new signing key in the credential', () => {
 			[missed.id, false],
 			[next.id, true],
 		]);
+	});
+
+	it(`a key replaced between deliveries: the old key verifies for at most ${CREDENTIAL_KEPT_MS / 1000} s (the credential kept in memory), then the trigger resubscribes`, async () => {
+		await activate([PATIENT_UPDATED]);
+		const first = await sim.emit('patient', 'patient-updated', { id: 1 });
+		newSigningKey();
+		// Within the bound the kept credential still holds the old key: an ordinary run.
+		const within = await sim.emit('patient', 'patient-updated', { id: 2 });
+		expect(runItems().map((json) => [json.eventId, json.recovered])).toEqual([
+			[first.id, undefined],
+			[within.id, undefined],
+		]);
+
+		// Past the bound the credential is read again: the old key no longer verifies.
+		const now = Date.now();
+		const clock = jest.spyOn(Date, 'now').mockImplementation(() => now + CREDENTIAL_KEPT_MS + 1);
+		try {
+			const after = await sim.emit('patient', 'patient-updated', { id: 3 });
+			expect(runItems().slice(2)).toEqual([
+				expect.objectContaining({ eventId: after.id, recovered: expect.objectContaining({ reason: 'signingKeyChanged' }) }),
+			]);
+		} finally {
+			clock.mockRestore();
+		}
 	});
 
 	it('the credential saved anew with a new key (its session gone): the sign-in keeps the new key, and the trigger resubscribes', async () => {

@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 
 
+import { CREDENTIAL_KEPT_MS } from '../../nodes/ClinicTrigger/keptCredentials';
 import { passwordCredentialData } from '../simulator';
 import { ALL_N8N_VERSIONS, nodeJson, type N8nServer, type WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
@@ -62,6 +63,8 @@ describe.each(ALL_N8N_VERSIONS)('Clinic Trigger resubscribing in n8n %s', (versi
 				type: 'clinicApi',
 				data: passwordCredentialData(clinic.sim, { webhookSigningKey: randomBytes(32).toString('hex') }),
 			});
+			// The trigger keeps the credential it read for the last delivery this long.
+			await new Promise((resolve) => setTimeout(resolve, CREDENTIAL_KEPT_MS + 500));
 			clinic.sim.addFault({ kind: 'status', status: 503, host: 'webhooks' });
 			const missedFirst = await clinic.sim.emit('patient', 'patient-updated', { id: 2, first_name: 'Missed' });
 			// n8n answers 500 to the first delivery and to each of the service's retries, each a failed execution.

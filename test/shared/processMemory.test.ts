@@ -16,6 +16,7 @@ describe('process memory', () => {
 		const stores = processStores();
 		expect(stores.map((store) => store.name).sort()).toEqual(
 			[
+				'credentials kept for deliveries',
 				'deliveries accepted (Same Body Within Window)',
 				'duplicate check deadlines',
 				'event log ends',
