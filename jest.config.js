@@ -18,7 +18,7 @@ module.exports = {
 			transform: { '^.+\\.ts$': tsJest },
 			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
 			// Installs every tested n8n version in parallel before the first test file (cached).
-			globalSetup: '<rootDir>/test/e2e/harness/global-setup.ts',
+			globalSetup: '<rootDir>/test/e2e/harness/globalSetup.ts',
 		},
 	],
 };

@@ -257,7 +257,7 @@ export async function measureAdaptive(bench: Bench): Promise<SectionResult> {
 		'',
 		`At ${RATE_LIMIT.requestsPerSecond} requests per second, ${count} items need at least ${fmt((count / RATE_LIMIT.requestsPerSecond) * 1000)} ms.`,
 		'',
-		'Two executions at once in one n8n process share the limiter: `test/e2e/parallel-requests.test.ts` ' +
+		'Two executions at once in one n8n process share the limiter: `test/e2e/parallelRequests.test.ts` ' +
 			'runs two webhook workflows together in `n8n start` and checks that the simulator never answers more than their maximum at once.',
 	].join('\n');
 	return { title: '8. Parallel Requests: Automatic (the default) vs the HTTP Request node', markdown, goals };

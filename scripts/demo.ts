@@ -16,7 +16,7 @@ import {
 	startN8n,
 } from '../test/e2e/harness';
 import { exampleFiles, fakeModelCredential, loadExample, simulatorCredentials } from '../test/e2e/support/examples';
-import { startFakeModel } from '../test/e2e/support/fake-model';
+import { startFakeModel } from '../test/e2e/support/fakeModel';
 import { DEMO_DIR, DEMO_SESSION_FILE, type DemoSession } from './demo-session';
 
 const FLAGSHIP = 'consultation-finished-sign-email-pdf.json';

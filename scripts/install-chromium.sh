@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian's Chromium for the browser test (test/e2e/editor-browser.test.ts), and Debian's
+# Debian's Chromium for the browser test (test/e2e/editorBrowser.test.ts), and Debian's
 # ffmpeg for the demo video it records. playwright-core drives Chromium; browser downloads
 # of its own are not possible here. Nothing to do when both are present.
 set -euo pipefail

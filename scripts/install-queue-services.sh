@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install PostgreSQL and Redis from Debian's packages, for the queue-mode end-to-end
-# tests (test/e2e/queue-mode.test.ts), which start private instances of both from the
+# tests (test/e2e/queueMode.test.ts), which start private instances of both from the
 # installed binaries. Needs root (apt-get); concurrent runs wait for each other.
 #
 #   scripts/install-queue-services.sh

@@ -51,22 +51,29 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	cat "$results/install-packages.log"
 
 	step "end-to-end tests in real n8n"
+	# One jest process per lane: its report in .test-results/e2e-<lane>.json, its output in
+	# e2e-<lane>.log; the summary counts every lane.
+	lane() {
+		local name=$1
+		shift
+		npx jest --selectProjects e2e --runInBand "$@" --json --outputFile="$results/e2e-$name.json" >"$results/e2e-$name.log" 2>&1
+		echo $? >"$results/e2e-$name.exit"
+	}
 	# Queue mode first and alone: its sessions race between processes, so it gets the machine.
-	queue='test/e2e/queue-mode\.test\.ts'
-	npx jest --selectProjects e2e --runInBand --testPathPattern "$queue" --json --outputFile="$results/e2e-queue.json"
-	echo $? >"$results/e2e-queue.exit"
-	# Files that mostly wait on n8n's polls and examples run in a second jest process beside
-	# the others (its output in .test-results/e2e-polls.log); the summary counts every lane.
-	polls='test/e2e/(event-log-trigger|patient-data)\.test\.ts'
-	{
-		npx jest --selectProjects e2e --runInBand --testPathPattern "$polls" --json --outputFile="$results/e2e-polls.json"
-		echo $? >"$results/e2e-polls.exit"
-	} >"$results/e2e-polls.log" 2>&1 &
+	queue='test/e2e/queueMode\.test\.ts'
+	lane queue --testPathPattern "$queue"
+	cat "$results/e2e-queue.log"
+	# Then three lanes side by side, balanced by time. Two are mostly waits on n8n's
+	# one-minute polls and its restarts (little CPU), the third holds the browser and the burst.
+	polls='test/e2e/(eventLogTrigger|patientData|installer|harness|aiAgent|mcp|unverifiedPackages)\.test\.ts'
+	faults='test/e2e/(faults|n8n3Defaults|strictService|signInFailures)\.test\.ts'
+	lane polls --testPathPattern "$polls" &
 	polls_lane=$!
-	npx jest --selectProjects e2e --runInBand --testPathIgnorePatterns '/node_modules/' "$polls" "$queue" --json --outputFile="$results/e2e.json"
-	echo $? >"$results/e2e.exit"
-	wait "$polls_lane"
-	cat "$results/e2e-polls.log"
+	lane faults --testPathPattern "$faults" &
+	faults_lane=$!
+	lane main --testPathIgnorePatterns '/node_modules/' "$queue" "$polls" "$faults"
+	wait "$polls_lane" "$faults_lane"
+	for name in main polls faults; do cat "$results/e2e-$name.log"; done
 fi
 
 step "summary"

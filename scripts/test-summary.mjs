@@ -2,10 +2,10 @@
 /**
  * The one line `npm run test:all` ends with, "N passed, N failed", read from jest's JSON
  * reports so that it cannot say more than what ran:
- * - every suite named in test/expected-tests.json must have left its report, and each test
+ * - every suite named in test/expectedTests.json must have left its report, and each test
  *   file in it at least the number of tests it holds there (a deleted file, a crashed global
  *   setup or a suite that never ran counts its expected tests as failed);
- * - a skipped or todo test counts as failed unless test/allowed-skips.json names it with a reason;
+ * - a skipped or todo test counts as failed unless test/allowedSkips.json names it with a reason;
  * - a suite that exited non-zero with no failure in its report counts one failure;
  * - every other step that failed (type-check, lint, ...) counts one failure.
  *
@@ -21,8 +21,8 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const FLOORS_FILE = join(ROOT, 'test', 'expected-tests.json');
-const ALLOWED_SKIPS_FILE = join(ROOT, 'test', 'allowed-skips.json');
+const FLOORS_FILE = join(ROOT, 'test', 'expectedTests.json');
+const ALLOWED_SKIPS_FILE = join(ROOT, 'test', 'allowedSkips.json');
 const SUITES = ['unit', 'e2e'];
 
 const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
@@ -57,7 +57,7 @@ export function summarise(resultsDir, floors, allowedSkips) {
 			for (const test of result.assertionResults) {
 				if (['pending', 'todo', 'skipped', 'disabled'].includes(test.status) && !allowed.has(test.fullName)) {
 					suiteFailed++;
-					problems.push(`${suite}: "${test.fullName}" was ${test.status === 'todo' ? 'a todo' : 'skipped'} (allow it in test/allowed-skips.json with a reason, or make it run)`);
+					problems.push(`${suite}: "${test.fullName}" was ${test.status === 'todo' ? 'a todo' : 'skipped'} (allow it in test/allowedSkips.json with a reason, or make it run)`);
 				}
 			}
 		}
@@ -66,7 +66,7 @@ export function summarise(resultsDir, floors, allowedSkips) {
 			const count = counts.get(file) ?? 0;
 			if (count < floor) {
 				suiteFailed += floor - count;
-				problems.push(`${suite}: ${file} ran ${count} tests, ${floor} expected (test/expected-tests.json)`);
+				problems.push(`${suite}: ${file} ran ${count} tests, ${floor} expected (test/expectedTests.json)`);
 			}
 		}
 		const exitCode = Math.max(0, ...ofSuite('exit').map((file) => Number(readFileSync(join(resultsDir, file), 'utf8').trim()) || 0));

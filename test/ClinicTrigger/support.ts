@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
-import type { CredentialStore } from '../helpers/credentials-helper';
+import type { CredentialStore } from '../helpers/credentialsHelper';
 import { TRIGGER_WEBHOOK_ID, deliverWebhook } from '../helpers/trigger';
 import type { DeliveryResult } from '../helpers/trigger';
 import type { Simulator } from '../simulator';

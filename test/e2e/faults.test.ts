@@ -22,7 +22,7 @@ import {
 	type WorkflowRun,
 } from './harness';
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
-import { eventLogWorkflow } from './support/event-log';
+import { eventLogWorkflow } from './support/eventLog';
 import { settledRuns } from './support/runs';
 import { clinicTriggerWorkflow } from './support/workflows';
 

@@ -8,7 +8,7 @@
  * check (`npm outdated` ignores the variable).
  *
  * Versions: the previous release is the real one, built from its own commit
- * (test/e2e/fixtures/previous-release.json, harness/release.ts): what users have
+ * (test/e2e/fixtures/previousRelease.json, harness/release.ts): what users have
  * installed, with its own way of storing subscriptions (the secret itself in static
  * data) and its own duplicate check. This build is published as 0.1.1, and repacked as
  * 0.1.2 for an update between two builds that both have the Event Log Trigger (0.1.0 has
@@ -55,7 +55,7 @@ import {
 	type PublicWorkflow,
 	type WorkflowImport,
 } from './harness';
-import { EVENT_LOG_TRIGGER, eventLogWorkflow } from './support/event-log';
+import { EVENT_LOG_TRIGGER, eventLogWorkflow } from './support/eventLog';
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
 import { settledRunsPerEvent } from './support/runs';
 import { clinicTriggerWorkflow } from './support/workflows';

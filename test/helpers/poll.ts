@@ -6,17 +6,17 @@
  * without durable cursors), so `staticData` here follows those rules: pass it to the next
  * poll, and that poll runs as after an n8n restart.
  */
-import './n8n-env';
+import './n8nEnv';
 
 import { PollContext } from 'n8n-core';
 import { Workflow, deepCopy } from 'n8n-workflow';
 import type { IDataObject, INode, INodeExecutionData, INodeParameters, WorkflowExecuteMode } from 'n8n-workflow';
 
-import { CredentialStore } from './credentials-helper';
-import { ensureN8nCore } from './n8n-env';
-import { CLINIC_EVENT_LOG_TRIGGER_NODE_TYPE, TestNodeTypes, createAdditionalData } from './n8n-runtime';
-import { applyCredentials, nodeCredentialsFrom } from './run-node';
-import type { ClinicCredentialsInput } from './run-node';
+import { CredentialStore } from './credentialsHelper';
+import { ensureN8nCore } from './n8nEnv';
+import { CLINIC_EVENT_LOG_TRIGGER_NODE_TYPE, TestNodeTypes, createAdditionalData } from './n8nRuntime';
+import { applyCredentials, nodeCredentialsFrom } from './runNode';
+import type { ClinicCredentialsInput } from './runNode';
 
 export interface PollOptions {
 	parameters: INodeParameters;

@@ -6,7 +6,7 @@
  * Clinic node's operations use: ClinicClient -> n8n-core httpRequestWithAuthentication ->
  * the credential's preAuthentication/authenticate -> n8n-core's HTTP client.
  */
-import './n8n-env';
+import './n8nEnv';
 
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
@@ -14,10 +14,10 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeType, INo
 import { ClinicClient } from '../../nodes/shared/transport';
 import type { Authentication } from '../../nodes/shared/credentialSettings';
 import type { ClinicRequest, RequestGate } from '../../nodes/shared/requestTypes';
-import { PACKAGE_NAME, TestNodeTypes } from './n8n-runtime';
-import { runNodeInWorkflow } from './run-node';
-import type { ClinicCredentialsInput, RunClinicNodeResult } from './run-node';
-import type { CredentialStore } from './credentials-helper';
+import { PACKAGE_NAME, TestNodeTypes } from './n8nRuntime';
+import { runNodeInWorkflow } from './runNode';
+import type { ClinicCredentialsInput, RunClinicNodeResult } from './runNode';
+import type { CredentialStore } from './credentialsHelper';
 
 export const PROBE_NODE_TYPE = `${PACKAGE_NAME}.clinicProbe`;
 

@@ -6,7 +6,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import type { CredentialStore } from './credentials-helper';
+import type { CredentialStore } from './credentialsHelper';
 
 /** Credential fields whose values are secrets. */
 export const SECRET_FIELDS = ['password', 'accessToken', 'refreshToken', 'rotatedRefreshToken', 'portalToken'];

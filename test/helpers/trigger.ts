@@ -11,7 +11,7 @@
  *   express-like request (`rawBody`, `headers`, `query`, `body`) and a response that
  *   records what the node wrote, then n8n's default answer when the node did not answer.
  */
-import './n8n-env';
+import './n8nEnv';
 
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -33,18 +33,18 @@ import type {
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
 
-import { CredentialStore } from './credentials-helper';
-import type { PreAuthenticationCall } from './credentials-helper';
-import { ensureN8nCore } from './n8n-env';
+import { CredentialStore } from './credentialsHelper';
+import type { PreAuthenticationCall } from './credentialsHelper';
+import { ensureN8nCore } from './n8nEnv';
 import {
 	CLINIC_TRIGGER_NODE_TYPE,
 	N8N_WEBHOOK_BASE_URL,
 	N8N_WEBHOOK_TEST_BASE_URL,
 	TestNodeTypes,
 	createAdditionalData,
-} from './n8n-runtime';
-import { applyCredentials, nodeCredentialsFrom } from './run-node';
-import type { ClinicCredentialsInput } from './run-node';
+} from './n8nRuntime';
+import { applyCredentials, nodeCredentialsFrom } from './runNode';
+import type { ClinicCredentialsInput } from './runNode';
 
 /** The trigger node's webhook id (the UUID n8n gives the node when it is added). */
 export const TRIGGER_WEBHOOK_ID = '4f9d5f5e-8f69-4d0a-9b8a-6c1e2a7b3c01';

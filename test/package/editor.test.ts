@@ -3,7 +3,7 @@
  * expression engine) and the trigger's "On …" names (n8n's node creator takes an event
  * option's `action`, else "On " plus the option name in lower case).
  */
-import '../helpers/n8n-env';
+import '../helpers/n8nEnv';
 
 import { NodeHelpers, Workflow } from 'n8n-workflow';
 import type { INode, INodeParameters, INodePropertyOptions } from 'n8n-workflow';

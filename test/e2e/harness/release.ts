@@ -1,6 +1,6 @@
 /**
  * The previous release, built from its own commit, as users got it from the registry.
- * `test/e2e/fixtures/previous-release.json` names it (version and full commit sha; the
+ * `test/e2e/fixtures/previousRelease.json` names it (version and full commit sha; the
  * tag `v<version>` points there too, but a clean clone may not carry tags, so only the sha
  * is used).
  *
@@ -27,7 +27,7 @@ export interface Release {
 	commit: string;
 }
 
-export const PREVIOUS_RELEASE_FILE = join(REPO_ROOT, 'test', 'e2e', 'fixtures', 'previous-release.json');
+export const PREVIOUS_RELEASE_FILE = join(REPO_ROOT, 'test', 'e2e', 'fixtures', 'previousRelease.json');
 
 /** The tools `npm run build` uses: the same ranges let the release build with today's node_modules. */
 const BUILD_TOOLS = ['typescript', 'gulp', 'n8n-workflow', '@types/node'];

@@ -18,7 +18,7 @@ export const DEMO_CREDENTIAL_IDS = {
 	openAiApi: 'openAiDemoModel1',
 } as const;
 
-/** The OpenAI credential of the AI agent example, pointed at a scripted model (support/fake-model.ts). */
+/** The OpenAI credential of the AI agent example, pointed at a scripted model (support/fakeModel.ts). */
 export function fakeModelCredential(baseUrl: string): CredentialImport {
 	return {
 		id: DEMO_CREDENTIAL_IDS.openAiApi,

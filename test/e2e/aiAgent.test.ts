@@ -1,13 +1,13 @@
 /**
  * The Clinic node as tools of n8n's AI Agent (n8n 2.41), with n8n's OpenAI Chat Model
- * pointed at a scripted fake model (support/fake-model.ts) through its credential's base
+ * pointed at a scripted fake model (support/fakeModel.ts) through its credential's base
  * URL. The fake model picks tools by their descriptions alone: the tool nodes are renamed
  * to "Tool 1"… before the run, so nothing but the descriptions tells them apart.
  */
 import { N8N_VERSIONS, executeWorkflow, nodeJson } from './harness';
 import type { WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
-import { startFakeModel, type FakeModel } from './support/fake-model';
+import { startFakeModel, type FakeModel } from './support/fakeModel';
 import { fakeModelCredential, loadExample, simulatorCredentials } from './support/examples';
 
 const EXAMPLE = 'ai-agent-invoice-assistant.json';

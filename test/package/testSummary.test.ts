@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
-const floors = JSON.parse(readFileSync(join(ROOT, 'test', 'expected-tests.json'), 'utf8')) as Record<string, Record<string, number>>;
+const floors = JSON.parse(readFileSync(join(ROOT, 'test', 'expectedTests.json'), 'utf8')) as Record<string, Record<string, number>>;
 const expectedIn = (suite: string) => Object.values(floors[suite]).reduce((sum, count) => sum + count, 0);
 const total = Object.keys(floors).reduce((sum, suite) => sum + expectedIn(suite), 0);
 

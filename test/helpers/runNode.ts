@@ -5,7 +5,7 @@
  * preAuthentication/authenticate calls), binary data service, paired-item handling and
  * error handling. Input items are the Manual Trigger's pinned output.
  */
-import './n8n-env';
+import './n8nEnv';
 
 import { WorkflowExecute } from 'n8n-core';
 import { Workflow } from 'n8n-workflow';
@@ -21,10 +21,10 @@ import type {
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
 
-import { CredentialStore } from './credentials-helper';
-import type { ClinicCredentialType, PreAuthenticationCall } from './credentials-helper';
-import { ensureN8nCore } from './n8n-env';
-import { CLINIC_NODE_TYPE, MANUAL_TRIGGER_NODE_TYPE, TestNodeTypes, createAdditionalData } from './n8n-runtime';
+import { CredentialStore } from './credentialsHelper';
+import type { ClinicCredentialType, PreAuthenticationCall } from './credentialsHelper';
+import { ensureN8nCore } from './n8nEnv';
+import { CLINIC_NODE_TYPE, MANUAL_TRIGGER_NODE_TYPE, TestNodeTypes, createAdditionalData } from './n8nRuntime';
 
 export type ClinicCredentialsInput = Partial<Record<ClinicCredentialType, ICredentialDataDecryptedObject>>;
 

@@ -4,7 +4,7 @@
  * in-memory CredentialsHelper. Everything else in n8n-core (contexts, request helpers,
  * the execution loop, binary data) is the real thing.
  */
-import './n8n-env';
+import './n8nEnv';
 
 import { ExecutionLifecycleHooks } from 'n8n-core';
 import { NodeHelpers, UnexpectedError } from 'n8n-workflow';
@@ -18,8 +18,8 @@ import type {
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
 
-import { TestCredentialsHelper } from './credentials-helper';
-import type { CredentialStore } from './credentials-helper';
+import { TestCredentialsHelper } from './credentialsHelper';
+import type { CredentialStore } from './credentialsHelper';
 
 /** Community nodes are registered as `<package name>.<node name>`. */
 export const PACKAGE_NAME = 'n8n-nodes-clinic';

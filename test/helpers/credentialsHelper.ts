@@ -1,6 +1,6 @@
 /**
  * An in-memory stand-in for n8n's credentials database plus a CredentialsHelper that
- * follows n8n's own (packages/cli/src/credentials-helper.ts) line by line where it
+ * follows n8n's own (packages/cli/src/credentialsHelper.ts) line by line where it
  * matters to a credential: defaults are applied on decryption, `authenticate` runs the
  * type's function, `preAuthentication` runs only when the expirable hidden field is ''
  * (or n8n says the credentials expired, or the node is the Test button's mock node),
@@ -8,7 +8,7 @@
  * into its database. Everything a test wants to know about "what n8n would have saved"
  * is in the `CredentialStore`.
  */
-import './n8n-env';
+import './n8nEnv';
 
 import { getAdditionalKeys } from 'n8n-core';
 import {

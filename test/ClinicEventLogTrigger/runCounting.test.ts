@@ -1,5 +1,5 @@
 /**
- * How the end-to-end tests count the Event Log Trigger's runs (test/e2e/support/event-log.ts),
+ * How the end-to-end tests count the Event Log Trigger's runs (test/e2e/support/eventLog.ts),
  * against the simulator and a stand-in for n8n's runs list: with `nextPoll` the count waits
  * for a read of the log that came after the runs were stored, so a repeat that read brings
  * is counted; a count taken as soon as the ids are there would not see it.
@@ -7,7 +7,7 @@
 import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator/types';
 import type { Execution, N8nServer } from '../e2e/harness';
-import { EVENT_LOG_TRIGGER, eventLogRuns, idsPerRun, lastEventLogRead } from '../e2e/support/event-log';
+import { EVENT_LOG_TRIGGER, eventLogRuns, idsPerRun, lastEventLogRead } from '../e2e/support/eventLog';
 
 let sim: Simulator;
 

@@ -10,7 +10,7 @@
  */
 import { ALL_N8N_VERSIONS, nodeJson, startN8n } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
-import { EVENT_LOG_TRIGGER, eventLogRuns, eventLogWorkflow, idsPerRun } from './support/event-log';
+import { EVENT_LOG_TRIGGER, eventLogRuns, eventLogWorkflow, idsPerRun } from './support/eventLog';
 import { loadExample } from './support/examples';
 
 const EXAMPLE = 'consultation-finished-event-log-sign-email.json';

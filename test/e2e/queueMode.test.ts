@@ -34,7 +34,7 @@ import {
 	type QueueCluster,
 	type WorkflowImport,
 } from './harness';
-import { eventLogRuns, eventLogWorkflow, idsPerRun } from './support/event-log';
+import { eventLogRuns, eventLogWorkflow, idsPerRun } from './support/eventLog';
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
 import { acceptedAsNew, runsWithValue, settledRuns, storedRuns } from './support/runs';
 import { clinicTriggerWorkflow } from './support/workflows';

@@ -27,7 +27,7 @@ import {
 	useN8nContext,
 } from './harness';
 import type { N8nServer, WorkflowImport, WorkflowRun } from './harness';
-import { startFakeModel, type FakeModel } from './support/fake-model';
+import { startFakeModel, type FakeModel } from './support/fakeModel';
 import { DEMO_CREDENTIAL_IDS, EXAMPLES_DIR, exampleFiles, fakeModelCredential, loadExample, simulatorCredentials } from './support/examples';
 import { runsWithValue, settledRuns } from './support/runs';
 

@@ -8,7 +8,7 @@
  * credential's preAuthentication (forced: the node is the mock node) and authenticate.
  * The answer is mapped to {status, message} exactly as the tester maps it.
  */
-import './n8n-env';
+import './n8nEnv';
 
 import { ExecuteContext, RoutingNode } from 'n8n-core';
 import { NodeHelpers, UnexpectedError, Workflow } from 'n8n-workflow';
@@ -28,10 +28,10 @@ import type {
 	IVersionedNodeType,
 } from 'n8n-workflow';
 
-import { CredentialStore, getCredentialType } from './credentials-helper';
-import type { ClinicCredentialType, PreAuthenticationCall } from './credentials-helper';
-import { ensureN8nCore } from './n8n-env';
-import { createAdditionalData } from './n8n-runtime';
+import { CredentialStore, getCredentialType } from './credentialsHelper';
+import type { ClinicCredentialType, PreAuthenticationCall } from './credentialsHelper';
+import { ensureN8nCore } from './n8nEnv';
+import { createAdditionalData } from './n8nRuntime';
 
 export interface TestCredentialOptions {
 	/**

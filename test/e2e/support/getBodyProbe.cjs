@@ -2,7 +2,7 @@
  * Sends `GET <url>` with the JSON body `{"limit": 1}` through one n8n install's own request
  * helpers (its n8n-core, as a node's `this.helpers` calls them) and prints what each answered
  * as one JSON line: the number of events, or the error. Usage:
- *   node get-body-probe.cjs <install>/node_modules <n8n major> <url>   (token in CLINIC_TOKEN)
+ *   node getBodyProbe.cjs <install>/node_modules <n8n major> <url>   (token in CLINIC_TOKEN)
  */
 const path = require('node:path');
 

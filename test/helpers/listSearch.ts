@@ -2,18 +2,18 @@
  * Runs a `methods.listSearch` function of the Clinic node the way the editor's
  * "From List" does: n8n-core's LoadOptionsContext on the node as it is in the panel.
  */
-import './n8n-env';
+import './n8nEnv';
 
 import { LoadOptionsContext } from 'n8n-core';
 import { Workflow } from 'n8n-workflow';
 import type { INode, INodeListSearchResult, INodeParameters, IWorkflowBase } from 'n8n-workflow';
 
 import { Clinic } from '../../nodes/Clinic/Clinic.node';
-import { CredentialStore } from './credentials-helper';
-import { ensureN8nCore } from './n8n-env';
-import { CLINIC_NODE_TYPE, TestNodeTypes, createAdditionalData } from './n8n-runtime';
-import { applyCredentials, nodeCredentialsFrom } from './run-node';
-import type { ClinicCredentialsInput } from './run-node';
+import { CredentialStore } from './credentialsHelper';
+import { ensureN8nCore } from './n8nEnv';
+import { CLINIC_NODE_TYPE, TestNodeTypes, createAdditionalData } from './n8nRuntime';
+import { applyCredentials, nodeCredentialsFrom } from './runNode';
+import type { ClinicCredentialsInput } from './runNode';
 
 export interface ListSearchOptions {
 	method: string;

@@ -29,7 +29,7 @@ import {
 	type QueueCluster,
 	type WorkflowImport,
 } from './harness';
-import { EVERY_MINUTE, eventLogReadsSettled, eventLogRuns, eventLogWorkflow, idsPerRun, lastEventLogRead } from './support/event-log';
+import { EVERY_MINUTE, eventLogReadsSettled, eventLogRuns, eventLogWorkflow, idsPerRun, lastEventLogRead } from './support/eventLog';
 import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
 import { clinicTriggerWorkflow } from './support/workflows';
 

@@ -31,7 +31,7 @@ describe.each(ALL_N8N_VERSIONS)('n8n %s: a GET with a JSON body through n8n\'s r
 		// Not execFileSync: the simulator answers from this process.
 		const { stdout } = await promisify(execFile)(
 			install.nodeBin,
-			[join(__dirname, 'support', 'get-body-probe.cjs'), join(install.dir, 'node_modules'), String(install.major), `${sim.webhooksBaseUrl}/events`],
+			[join(__dirname, 'support', 'getBodyProbe.cjs'), join(install.dir, 'node_modules'), String(install.major), `${sim.webhooksBaseUrl}/events`],
 			{ encoding: 'utf8', env: { ...process.env, CLINIC_TOKEN: await accessToken(sim) }, timeout: 60_000 },
 		);
 		expect(JSON.parse(stdout.trim().split('\n').pop()!)).toEqual({ httpRequestWithAuthentication: 3, requestWithAuthentication: 1 });
