@@ -1,53 +1,33 @@
 /**
  * Clinic API (password grant) through n8n-core: preAuthentication with the hidden
  * expirable access token, what n8n saves, refresh with rotation, expiry by expires_in,
- * one refresh and one retry after a refused token, 2FA, fingerprinting, single-flight.
- * Issue 3. Every run is also fed to the file's leak check.
+ * 2FA, a wrong password, fingerprinting (the other mistakes in the credential are in
+ * credentialMistakes.test.ts).
+ * Issue 3. Every run is also fed to the file's leak check. The request path's part (a 401
+ * mid-run, one sign-in shared by all requests) is in test/shared/retryOn401.test.ts and
+ * test/shared/sharedSignIn.test.ts.
  */
-import { passwordSessionFingerprint } from '../../credentials/ClinicAuth';
-import { ClinicApi } from '../../credentials/ClinicApi.credentials';
-import { ClinicClient } from '../../nodes/shared/transport';
-import { CredentialStore, forgetProcessMemory, runClinicNode, runClinicRequests } from '../helpers';
+import { forgetProcessMemory } from '../helpers';
 import type { RunClinicNodeResult } from '../helpers';
 import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
 import {
 	LeakWatch,
 	apiCalls,
-	closedPortUrl,
 	getConsultation,
-	htmlServer,
-	localServer,
 	passwordCredential,
+	recordedRun,
 	refreshDirectly,
-	tokenCalls,
+	useSimulator,
 } from './support';
 
 jest.setTimeout(30_000);
 
 let sim: Simulator;
 const watch = new LeakWatch();
+const run = recordedRun(watch);
 
-beforeAll(async () => {
-	sim = await startSimulator();
-	watch.secret(sim.demo.password, sim.twoFactor.password, 'wrong-password-123');
-});
-
-afterAll(async () => {
-	await sim.close();
-});
-
-beforeEach(() => {
-	sim.reset();
-	sim.setTokenLifetime(86400);
-	forgetProcessMemory();
-});
-
-async function run(options: Parameters<typeof runClinicNode>[0]): Promise<RunClinicNodeResult> {
-	const result = await runClinicNode(options);
-	watch.record(result);
-	return result;
-}
+useSimulator(watch, (started) => (sim = started), 'wrong-password-123');
 
 const parameters = { authentication: 'clinicApi', ...getConsultation('1') };
 
@@ -164,156 +144,6 @@ describe('short token lifetimes', () => {
 	});
 });
 
-describe('a token revoked during a run', () => {
-	test('one new token, one retry, success (the items after it use the new token)', async () => {
-		const result = await runClinicRequests({
-			authentication: 'clinicApi',
-			credentials: { clinicApi: passwordCredential(sim) },
-			requests: [{ method: 'GET', path: '/consultations/1', auth: 'integration' }],
-			items: 3,
-			beforeRequest: (itemIndex) => {
-				if (itemIndex === 1) {
-					sim.revokeAllTokens();
-					sim.clearLog();
-				}
-			},
-		});
-		watch.record(result);
-
-		expect(result.error).toBeUndefined();
-		expect(result.output?.[0].map((item) => item.json.statusCode)).toEqual([200, 200, 200]);
-		// After the revocation: the revoked refresh token is tried once and refused, then one
-		// password sign-in gives the one new token.
-		expect(tokenCalls(sim).map((entry) => [(entry.body as { grant_type: string }).grant_type, entry.status])).toEqual([
-			['refresh_token', 400],
-			['password', 200],
-		]);
-		expect(apiCalls(sim).map((entry) => entry.status)).toEqual([401, 200, 200]);
-	});
-
-	test('a token refused again after the new one is not a loop: one retry, then a clear error', async () => {
-		let tokens = 0;
-		const server = await localServer((req) => {
-			if (req.url?.endsWith('/oauth/token')) {
-				tokens++;
-				return {
-					status: 200,
-					headers: { 'content-type': 'application/json' },
-					body: JSON.stringify({ access_token: `always-refused-${tokens}`, refresh_token: `refresh-${tokens}`, expires_in: 3600, token_type: 'bearer' }),
-				};
-			}
-			return { status: 401, headers: { 'content-type': 'application/json' }, body: '{"error":"Unauthorized"}' };
-		});
-		try {
-			const result = await run({
-				parameters,
-				credentials: { clinicApi: { baseUrl: server.url, username: 'someone@clinic.test', password: 'wrong-password-123' } },
-			});
-			watch.secret('always-refused-1', 'always-refused-2', 'refresh-1', 'refresh-2');
-			const apiRequests = server.requests.filter((request) => !request.path.endsWith('/oauth/token'));
-			expect(apiRequests).toHaveLength(2);
-			expect(tokens).toBe(2);
-			expect(result.error?.message).toMatch(/refused the credentials \(401\)/);
-		} finally {
-			await server.close();
-		}
-	});
-
-	test('a token revoked between runs: the stored token is refused once, then refreshed', async () => {
-		const first = await run({ parameters, credentials: { clinicApi: passwordCredential(sim) } });
-		sim.revokeAllTokens();
-		sim.clearLog();
-		// One item after the other: in parallel, each request in flight meets the refusal.
-		const oneByOne = { ...parameters, options: { parallelism: 'fixed', parallelRequests: 1 } };
-		const second = await run({ parameters: oneByOne, store: first.store, items: [{ json: {} }, { json: {} }, { json: {} }] });
-
-		expect(second.error).toBeUndefined();
-		expect(second.output?.[0]).toHaveLength(3);
-		expect(sim.tokenRequests('password')).toBe(1);
-		expect(sim.tokenRequests('refresh_token')).toBe(1);
-		expect(apiCalls(sim).map((entry) => entry.status)).toEqual([401, 200, 200, 200]);
-	});
-	test('nothing but the credential\'s own fields is written onto its data (n8n 1.x saves that data whole after a sign-in)', async () => {
-		const declared = new Set(new ClinicApi().properties.map((property) => property.name));
-		const seen: Array<Record<string, unknown>> = [];
-		const original = ClinicApi.prototype.preAuthentication;
-		const spy = jest.spyOn(ClinicApi.prototype, 'preAuthentication').mockImplementation(async function (this: never, credentials) {
-			seen.push(credentials);
-			return await original.call(this, credentials);
-		});
-		try {
-			const first = await run({ parameters, credentials: { clinicApi: passwordCredential(sim) } });
-			sim.revokeAllTokens();
-			const oneByOne = { ...parameters, options: { parallelism: 'fixed', parallelRequests: 1 } };
-			const second = await run({ parameters: oneByOne, store: first.store, items: [{ json: {} }, { json: {} }] });
-			expect(second.error).toBeUndefined();
-			// The revoked token was set aside and n8n signed in anew, with the data the transport handed it.
-			expect(seen.length).toBeGreaterThanOrEqual(2);
-			for (const data of seen) expect(Object.keys(data).filter((key) => !declared.has(key))).toEqual([]);
-			for (const update of first.store.updates) expect(Object.keys(update.data).filter((key) => !declared.has(key))).toEqual([]);
-		} finally {
-			spy.mockRestore();
-		}
-	});
-});
-
-describe('concurrent requests refused at different times', () => {
-	test('a late 401 for the token already replaced does not start a second exchange', async () => {
-		// A service whose stored token T0 was revoked. Consultation 2's refusal arrives 300 ms
-		// after consultation 1's, when the new token already works.
-		let issued = 0;
-		const valid = new Set<string>();
-		const refreshTokens = new Map<string, string>([['R0', 'T0']]);
-		const server = await localServer((req, body) => {
-			if (req.url?.endsWith('/oauth/token')) {
-				const params = JSON.parse(body || '{}') as { grant_type?: string; refresh_token?: string };
-				if (params.grant_type !== 'refresh_token' || !refreshTokens.has(String(params.refresh_token))) {
-					return { status: 400, headers: { 'content-type': 'application/json' }, body: '{"error":"invalid_grant"}' };
-				}
-				valid.delete(refreshTokens.get(String(params.refresh_token)) ?? '');
-				refreshTokens.delete(String(params.refresh_token));
-				issued++;
-				valid.add(`T${issued}`);
-				refreshTokens.set(`R${issued}`, `T${issued}`);
-				return {
-					status: 200,
-					headers: { 'content-type': 'application/json' },
-					body: JSON.stringify({ access_token: `T${issued}`, refresh_token: `R${issued}`, expires_in: 3600, token_type: 'bearer' }),
-				};
-			}
-			const token = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
-			if (valid.has(token)) return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"consultation":{"id":1}}' };
-			return { status: 401, headers: { 'content-type': 'application/json' }, body: '{"error":"Unauthorized"}' };
-		}, (req) => (req.url?.endsWith('/consultations/2') && String(req.headers.authorization).endsWith(' T0') ? 300 : 0));
-		try {
-			const data = { baseUrl: server.url, username: 'someone@clinic.test', password: 'wrong-password-123' };
-			const store = new CredentialStore();
-			store.add('clinicApi', {
-				...data,
-				accessToken: 'T0',
-				refreshToken: 'R0',
-				expiresAt: new Date(Date.now() + 3600_000).toISOString(),
-				sessionFingerprint: passwordSessionFingerprint(data),
-			});
-			const result = await runClinicRequests({
-				authentication: 'clinicApi',
-				store,
-				items: 2,
-				concurrent: true,
-				requests: (itemIndex) => [{ method: 'GET', path: `/consultations/${itemIndex + 1}`, auth: 'integration' }],
-			});
-			watch.record(result);
-			watch.secret('T0', 'R0', 'T1', 'R1', 'T2', 'R2');
-			expect(result.error).toBeUndefined();
-			expect(result.output?.[0].map((item) => item.json.statusCode)).toEqual([200, 200]);
-			// One refused token, one exchange: the second refusal was for T0 too.
-			expect(server.requests.filter((request) => request.path.endsWith('/oauth/token'))).toHaveLength(1);
-		} finally {
-			await server.close();
-		}
-	});
-});
-
 describe('two-factor accounts', () => {
 	const twoFactor = () => passwordCredential(sim, { username: sim.twoFactor.username, password: sim.twoFactor.password });
 
@@ -371,86 +201,6 @@ describe('wrong password', () => {
 		for (const item of result.output?.[0] ?? []) expect(String(item.json.error)).toMatch(/refused the username or password/);
 		// A service locks accounts after repeated failed sign-ins.
 		expect(sim.tokenRequests('password')).toBe(1);
-	});
-});
-
-describe('mistakes in the credential, seen in a node run', () => {
-	const texts: Record<string, string> = {};
-
-	afterAll(() => {
-		expect(new Set(Object.values(texts)).size).toBe(Object.keys(texts).length);
-	});
-
-	function text(result: RunClinicNodeResult): string {
-		return `${result.error?.message ?? ''} | ${result.error?.description ?? ''}`;
-	}
-
-	test('wrong password', async () => {
-		const result = await run({ parameters, credentials: { clinicApi: passwordCredential(sim, { password: 'wrong-password-123' }) } });
-		expect(result.error?.message).toMatch(/refused the username or password/);
-		texts.wrongPassword = text(result);
-	});
-
-	test('API Base URL typed without https://: the message says so, nothing is sent', async () => {
-		const bare = new URL(sim.apiBaseUrl).host;
-		sim.clearLog();
-		const result = await run({ parameters, credentials: { clinicApi: passwordCredential(sim, { baseUrl: bare }) } });
-		expect(result.error?.message).toBe(`API Base URL "${bare}" has no https:// at the start: enter it as https://${bare}`);
-		expect(sim.log).toEqual([]);
-		texts.noScheme = text(result);
-	});
-
-	test('unreachable host', async () => {
-		const baseUrl = await closedPortUrl();
-		const result = await run({ parameters, credentials: { clinicApi: passwordCredential(sim, { baseUrl }) } });
-		expect(text(result)).toMatch(/refused the connection|Could not reach the clinic service/);
-		expect(result.error?.description).toContain(new URL(baseUrl).host);
-		texts.unreachable = text(result);
-	});
-
-	test('a proxy\'s 502 page while the service restarts: named with its status, try again (not "change the address")', async () => {
-		for (const status of [502, 503, 504]) {
-			const gateway = await htmlServer(status);
-			try {
-				const result = await run({ parameters, credentials: { clinicApi: passwordCredential(sim, { baseUrl: gateway.url }) } });
-				expect(result.error?.message).toMatch(new RegExp(`gateway in front of the clinic service answered ${status}`));
-				expect(result.error?.message).toMatch(/Try again in a minute/);
-				expect(result.error?.message).not.toMatch(/Set the credential's API Base URL/);
-			} finally {
-				await gateway.close();
-			}
-		}
-	});
-
-	test('a credential n8n cannot decrypt is reported as that, not as "could not reach the clinic service"', async () => {
-		// What n8n throws from reading the credential when its encryption key changed.
-		const failure = new Error('Credentials could not be decrypted. The likely reason is that a different "encryptionKey" was used to encrypt the data.');
-		const load = jest.spyOn(ClinicClient.prototype as unknown as { send: () => Promise<never> }, 'send').mockRejectedValue(failure);
-		try {
-			const result = await run({ parameters, credentials: { clinicApi: passwordCredential(sim) } });
-			expect(result.error?.message).toMatch(/could not be decrypted/);
-			expect(result.error?.message).not.toMatch(/Could not reach/);
-		} finally {
-			load.mockRestore();
-		}
-	});
-
-	test('a web page as base URL', async () => {
-		const site = await htmlServer();
-		try {
-			const result = await run({ parameters, credentials: { clinicApi: passwordCredential(sim, { baseUrl: site.url }) } });
-			expect(result.error?.message).toMatch(/answered with a web page, not the clinic API/);
-			texts.html = text(result);
-		} finally {
-			await site.close();
-		}
-	});
-
-	test('the webhook service as base URL', async () => {
-		const result = await run({ parameters, credentials: { clinicApi: passwordCredential(sim, { baseUrl: sim.webhooksBaseUrl }) } });
-		expect(result.error?.message).toMatch(/no token endpoint/);
-		expect(result.error?.message).toMatch(/webhook service/);
-		texts.webhookHost = text(result);
 	});
 });
 
@@ -515,60 +265,6 @@ describe('changed credential fields do not reuse the old session (fingerprint)',
 		const second = await run({ parameters, store: first.store, credentials: { clinicApi: { baseUrl: `${sim.apiOrigin}/` } } });
 		expect(second.error).toBeUndefined();
 		expect(sim.tokenRequests()).toBe(0);
-	});
-});
-
-describe('single-flight', () => {
-	test('25 items with parallel requests: exactly one token request', async () => {
-		const items = Array.from({ length: 25 }, () => ({ json: {} }));
-		const result = await run({
-			parameters: { ...parameters, options: { parallelRequests: 16 } },
-			credentials: { clinicApi: passwordCredential(sim) },
-			items,
-		});
-		expect(result.error).toBeUndefined();
-		expect(result.output?.[0]).toHaveLength(25);
-		expect(sim.tokenRequests()).toBe(1);
-		expect(apiCalls(sim)).toHaveLength(25);
-		expect(new Set(apiCalls(sim).map((entry) => entry.tokenKind))).toEqual(new Set(['integration']));
-	});
-
-	test('25 items one after the other: exactly one token request', async () => {
-		const items = Array.from({ length: 25 }, () => ({ json: {} }));
-		const result = await run({ parameters, credentials: { clinicApi: passwordCredential(sim) }, items });
-		expect(result.error).toBeUndefined();
-		expect(sim.tokenRequests()).toBe(1);
-	});
-
-	test('two executions at the same time with the same credential: exactly one token request', async () => {
-		sim.setLatency(50);
-		try {
-			const store = new CredentialStore();
-			store.add('clinicApi', passwordCredential(sim));
-			const items = Array.from({ length: 5 }, () => ({ json: {} }));
-			const [a, b] = await Promise.all([
-				run({ parameters: { ...parameters, options: { parallelRequests: 5 } }, store, items }),
-				run({ parameters: { ...parameters, options: { parallelRequests: 5 } }, store, items }),
-			]);
-			expect(a.error).toBeUndefined();
-			expect(b.error).toBeUndefined();
-			expect(sim.tokenRequests()).toBe(1);
-			expect(apiCalls(sim)).toHaveLength(10);
-		} finally {
-			sim.setLatency(0);
-		}
-	});
-
-	test('many concurrent requests after a revocation: one refresh exchange for all of them', async () => {
-		const first = await run({ parameters, credentials: { clinicApi: passwordCredential(sim) } });
-		sim.revokeAllTokens();
-		sim.clearLog();
-		const items = Array.from({ length: 12 }, () => ({ json: {} }));
-		const second = await run({ parameters: { ...parameters, options: { parallelRequests: 12 } }, store: first.store, items });
-		expect(second.error).toBeUndefined();
-		expect(second.output?.[0]).toHaveLength(12);
-		expect(sim.tokenRequests('refresh_token')).toBe(1);
-		expect(sim.tokenRequests('password')).toBe(1);
 	});
 });
 

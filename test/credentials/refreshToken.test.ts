@@ -5,29 +5,15 @@
  */
 import { forgetProcessMemory, runClinicNode, runClinicRequests, testCredential } from '../helpers';
 import type { RunClinicNodeResult } from '../helpers';
-import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
-import { LeakWatch, apiCalls, getConsultation, refreshCredential, refreshDirectly, tokenCalls } from './support';
+import { LeakWatch, apiCalls, getConsultation, refreshCredential, refreshDirectly, tokenCalls, useSimulator } from './support';
 
 jest.setTimeout(30_000);
 
 let sim: Simulator;
 const watch = new LeakWatch();
 
-beforeAll(async () => {
-	sim = await startSimulator();
-	watch.secret(sim.demo.password, sim.twoFactor.password);
-});
-
-afterAll(async () => {
-	await sim.close();
-});
-
-beforeEach(() => {
-	sim.reset();
-	sim.setTokenLifetime(86400);
-	forgetProcessMemory();
-});
+useSimulator(watch, (started) => (sim = started));
 
 /** What the user pastes: a refresh token of the 2FA account, from the web app. */
 function pasted(): string {

@@ -1,15 +1,16 @@
 /**
- * Shared by the credential tests: credential data for the simulator, small local servers
- * (HTML page, always-401 API, closed port), request-log queries, and the leak watch.
+ * Shared by the credential tests and the request-path tests in test/shared: credential data
+ * for the simulator, small local servers (HTML page, always-401 API, closed port),
+ * request-log queries, the leak watch and a node run recorded in it.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { SecretCollector, findLeaks } from '../helpers';
-import type { CredentialStore } from '../helpers';
-import { passwordCredentialData } from '../simulator';
+import { SecretCollector, findLeaks, forgetProcessMemory, runClinicNode } from '../helpers';
+import type { CredentialStore, RunClinicNodeResult } from '../helpers';
+import { passwordCredentialData, startSimulator } from '../simulator';
 import type { RequestLogEntry, Simulator } from '../simulator';
 
 export function passwordCredential(sim: Simulator, overrides: ICredentialDataDecryptedObject = {}): ICredentialDataDecryptedObject {
@@ -145,4 +146,35 @@ export class LeakWatch {
 	get recordedCount(): number {
 		return this.visible.length;
 	}
+}
+
+/** `runClinicNode`, each result recorded in `watch` for the file's leak check. */
+export function recordedRun(watch: LeakWatch): (options: Parameters<typeof runClinicNode>[0]) => Promise<RunClinicNodeResult> {
+	return async (options) => {
+		const result = await runClinicNode(options);
+		watch.record(result);
+		return result;
+	};
+}
+
+/**
+ * The simulator a credential or request-path test file shares: started before the file (its
+ * demo passwords and `extraSecrets` go to `watch`), reset before each test with a day-long
+ * token lifetime and n8n's process memory forgotten, closed after the file. `use` receives it.
+ */
+export function useSimulator(watch: LeakWatch, use: (sim: Simulator) => void, ...extraSecrets: string[]): void {
+	let sim: Simulator | undefined;
+	beforeAll(async () => {
+		sim = await startSimulator();
+		watch.secret(sim.demo.password, sim.twoFactor.password, ...extraSecrets);
+		use(sim);
+	});
+	afterAll(async () => {
+		await sim?.close();
+	});
+	beforeEach(() => {
+		sim!.reset();
+		sim!.setTokenLifetime(86400);
+		forgetProcessMemory();
+	});
 }

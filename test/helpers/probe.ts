@@ -1,10 +1,11 @@
 /**
  * A test-only node that sends arbitrary requests through the package's transport
  * (`ClinicClient` in nodes/shared/transport.ts) inside a real n8n execution. It lets
- * credential tests reach every host and endpoint (token placement, 401 retry) whether or
- * not the operation that will use it is written yet, with exactly the code path the
- * Clinic node's operations use: ClinicClient -> n8n-core httpRequestWithAuthentication ->
- * the credential's preAuthentication/authenticate -> n8n-core's HTTP client.
+ * the credential and request-path tests reach every host and endpoint (token placement,
+ * 401 retry) whether or not the operation that will use it is written yet, with exactly
+ * the code path the Clinic node's operations use: ClinicClient -> n8n-core
+ * httpRequestWithAuthentication -> the credential's preAuthentication/authenticate ->
+ * n8n-core's HTTP client.
  */
 import './n8nEnv';
 
