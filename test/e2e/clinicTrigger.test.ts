@@ -8,21 +8,10 @@
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { passwordCredentialData, startSimulator, type Simulator } from '../simulator';
+import { passwordCredentialData, type Simulator } from '../simulator';
 import { startRefusingProxy } from '../ClinicTrigger/support';
-import {
-	N8N_VERSIONS,
-	importCredentials,
-	importWorkflows,
-	nodeItems,
-	nodeJson,
-	packRepository,
-	startN8n,
-	useN8nContext,
-	type N8nServer,
-	type PublicationService,
-	type WorkflowImport,
-} from './harness';
+import { N8N_VERSIONS, nodeItems, nodeJson, startN8n, type N8nServer, type PublicationService, type WorkflowImport } from './harness';
+import { useClinicN8n } from './support/clinicN8n';
 import { DEMO_CREDENTIAL_IDS, loadExample, simulatorCredentials } from './support/examples';
 import { runsWithValue, settledRuns, storedRuns } from './support/runs';
 import { clinicTriggerWorkflow } from './support/workflows';
@@ -45,19 +34,19 @@ const setups: Array<[string, string, PublicationService]> = [
 	['2.41 (publication service off)', N8N_VERSIONS.v2, 'off'],
 ];
 
+const REFUSING_CREDENTIAL = { id: 'clinicRefusing01', name: 'Clinic API (refusing)' };
+
 /** The patient-events trigger on a credential whose webhook service refuses every subscription. */
 function refusedWorkflow(): WorkflowImport {
-	const workflow = patientEventsWorkflow();
-	workflow.name = 'Patient events (subscription refused)';
-	const [node] = workflow.nodes;
-	node.id = 'refused-events';
-	node.webhookId = '5d1b8f2a-7c3e-4f60-8a9b-2e4d6c8f0a13';
-	node.parameters = { ...(node.parameters as Record<string, unknown>), events: ['patient:patient-created'] };
-	node.credentials = { clinicApi: { id: REFUSING_CREDENTIAL_ID, name: 'Clinic API (refusing)' } };
-	return workflow;
+	return clinicTriggerWorkflow({
+		name: 'Patient events (subscription refused)',
+		webhookId: '5d1b8f2a-7c3e-4f60-8a9b-2e4d6c8f0a13',
+		nodeId: 'refused-events',
+		nodeName: 'Patient Events',
+		events: ['patient:patient-created'],
+		credential: REFUSING_CREDENTIAL,
+	});
 }
-
-const REFUSING_CREDENTIAL_ID = 'clinicRefusing01';
 
 describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationService) => {
 	let sim: Simulator;
@@ -67,31 +56,30 @@ describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationS
 	let refusedId: string;
 	let proxy: Awaited<ReturnType<typeof startRefusingProxy>>;
 
-	const n8n = useN8nContext({ version, publicationService, label: 'trigger' }, async (ctx) => {
-		sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 100 });
-		proxy = await startRefusingProxy(sim.webhooksBaseUrl);
-		proxy.refuse({ method: 'POST', path: '/webhooks', status: 503, body: { error: 'subscription store unavailable' } });
-		ctx.installPackage(packRepository(ctx.rootDir));
-		await importCredentials(ctx, [
-			...simulatorCredentials(sim),
-			{
-				id: REFUSING_CREDENTIAL_ID,
-				name: 'Clinic API (refusing)',
-				type: 'clinicApi',
-				data: passwordCredentialData(sim, { webhookBaseUrl: proxy.url }),
-			},
-		]);
-		[flagshipId, patientsId, refusedId] = await importWorkflows(ctx, [
-			loadExample(FLAGSHIP, sim),
-			patientEventsWorkflow(),
-			refusedWorkflow(),
-		]);
-		server = n8n.track(await startN8n(ctx));
+	const clinic = useClinicN8n({
+		version,
+		label: 'trigger',
+		publicationService,
+		simulator: { allowHttpCallbacks: true, deliveryRetryDelayMs: 100 },
+		prepare: async (started) => {
+			proxy = await startRefusingProxy(started.webhooksBaseUrl);
+			proxy.refuse({ method: 'POST', path: '/webhooks', status: 503, body: { error: 'subscription store unavailable' } });
+		},
+		credentials: (started) => [
+			...simulatorCredentials(started),
+			{ ...REFUSING_CREDENTIAL, type: 'clinicApi', data: passwordCredentialData(started, { webhookBaseUrl: proxy.url }) },
+		],
+		workflows: (started) => [loadExample(FLAGSHIP, started), patientEventsWorkflow(), refusedWorkflow()],
+	});
+	const { n8n } = clinic;
+	beforeAll(() => {
+		sim = clinic.sim;
+		server = clinic.server;
+		[flagshipId, patientsId, refusedId] = clinic.workflowIds;
 	});
 
 	afterAll(async () => {
 		await proxy?.close();
-		await sim?.close();
 	});
 
 	const live = () => sim.subscriptions().filter((s) => s.deleted_at === null && s.status === 'enabled');

@@ -6,63 +6,24 @@
  * Trigger's poll (its place in the log never moves past what it did not emit) and a Clinic
  * Trigger delivery (answered within seconds, run exactly once). Timeout is 3 s throughout.
  */
-import { startSimulator, type Fault, type RequestLogEntry, type Simulator } from '../simulator';
-import {
-	N8N_VERSIONS,
-	executeWorkflow,
-	importCredentials,
-	importWorkflows,
-	nodeJson,
-	packRepository,
-	startN8n,
-	useN8nContext,
-	type Execution,
-	type N8nServer,
-	type WorkflowImport,
-	type WorkflowRun,
-} from './harness';
-import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
+import type { Fault, RequestLogEntry, Simulator } from '../simulator';
+import { N8N_VERSIONS, executeWorkflow, nodeJson, startN8n, type Execution, type N8nServer, type WorkflowImport, type WorkflowRun } from './harness';
+import { useClinicN8n } from './support/clinicN8n';
 import { eventLogWorkflow } from './support/eventLog';
 import { settledRuns } from './support/runs';
-import { clinicTriggerWorkflow } from './support/workflows';
+import { byId, chain, clinicNode, clinicTriggerWorkflow, manualTrigger } from './support/workflows';
 
-const CREDENTIALS = { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } };
 const TIMEOUT_S = 3;
 
 const CLOSED = /the connection was closed/;
 const TIMED_OUT = new RegExp(`The clinic service did not answer within ${TIMEOUT_S} s`);
 
-/** A node of a chain: each continues on fail, so every node runs once and reports its error as an item. */
-function clinicNode(name: string, parameters: Record<string, unknown>): WorkflowImport['nodes'][number] {
-	return {
-		id: name.replace(/\W+/g, '-').toLowerCase(),
-		name,
-		type: 'n8n-nodes-clinic.clinic',
-		typeVersion: 1,
-		position: [0, 0],
-		onError: 'continueRegularOutput',
-		parameters: { authentication: 'clinicApi', ...parameters, options: { timeout: TIMEOUT_S } },
-		credentials: CREDENTIALS,
-	};
-}
-
-/** Manual Trigger -> the nodes one after the other. */
-function chain(name: string, nodes: WorkflowImport['nodes']): WorkflowImport {
-	const all = [
-		{ id: 'start', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
-		...nodes.map((node, index) => ({ ...node, position: [220 * (index + 1), 0] })),
-	] as WorkflowImport['nodes'];
-	const connections: WorkflowImport['connections'] = {};
-	for (let i = 0; i + 1 < all.length; i++) {
-		connections[all[i].name] = { main: [[{ node: all[i + 1].name, type: 'main', index: 0 }]] };
-	}
-	return { name, nodes: all, connections, settings: { executionOrder: 'v1' } };
-}
-
-const id = (value: number) => ({ __rl: true, mode: 'id', value: String(value) });
+/** A Clinic node (version 1) of a chain: each continues on fail, so every node runs once and reports its error as an item. */
+const faultedNode = (name: string, parameters: Record<string, unknown>) =>
+	clinicNode(name, { ...parameters, options: { timeout: TIMEOUT_S } }, { typeVersion: 1, onError: 'continueRegularOutput' });
 const getConsultation = (name: string, consultation: number) =>
-	clinicNode(name, { resource: 'consultation', operation: 'get', consultationId: id(consultation) });
-const emailInvoice = (name: string, invoice: number) => clinicNode(name, { resource: 'invoice', operation: 'email', invoiceId: id(invoice) });
+	faultedNode(name, { resource: 'consultation', operation: 'get', consultationId: byId(consultation) });
+const emailInvoice = (name: string, invoice: number) => faultedNode(name, { resource: 'invoice', operation: 'email', invoiceId: byId(invoice) });
 
 interface Case {
 	node: string;
@@ -173,7 +134,7 @@ const EVENT_LOG_NODE = 'Consultation Finished';
 const TRIGGER_NODE = 'Patient Updated';
 
 function faultsTriggerWorkflow(): WorkflowImport {
-	return clinicTriggerWorkflow({ name: 'Deliveries under faults', webhookId: '7c2e9d14-5b8a-4f31-9e06-c4d2a8b1f357', nodeId: 'patient-updated', nodeName: TRIGGER_NODE, credential: CREDENTIALS.clinicApi });
+	return clinicTriggerWorkflow({ name: 'Deliveries under faults', webhookId: '7c2e9d14-5b8a-4f31-9e06-c4d2a8b1f357', nodeId: 'patient-updated', nodeName: TRIGGER_NODE });
 }
 
 /** The event log faults the triggers meet (GET /events on the webhook host). */
@@ -214,30 +175,44 @@ describe.each(setups)('a misbehaving service, n8n %s', (_label, version) => {
 	let eventLogId: string;
 	let triggerId: string;
 
-	const n8n = useN8nContext({ version, label: 'faults' }, async (ctx) => {
-		sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 500, deliveryTimeoutMs: 10_000 });
-		// Signed invoices whose patient has an e-mail address (the service refuses the others).
-		invoices = sim
-			.seedInvoices(12)
-			.filter((invoice) => sim.data.people.get(sim.data.invoices.get(invoice)!.person_id)?.email)
-			.slice(0, 5);
-		// More than a page of the Event Log Trigger's events: a log that ignores offset answers the wrong page.
-		sim.seedEvents(120, 'consultation', 'consultation-finished');
-		ctx.installPackage(packRepository(ctx.rootDir));
-		await importCredentials(ctx, simulatorCredentials(sim));
-		[readsId, writesId, eventsId, eventLogId, triggerId] = await importWorkflows(ctx, [
-			chain('Reads under faults', [getConsultation('Warm Up', 1), ...READS.map((c) => getConsultation(c.node, Number(c.path.split('/').at(-1))))]),
-			chain('Writes under faults', [getConsultation('Warm Up', 1), ...writeCases(invoices).map((c) => emailInvoice(c.node, Number(c.path.split('/').at(-2))))]),
+	const clinic = useClinicN8n({
+		version,
+		label: 'faults',
+		simulator: { allowHttpCallbacks: true, deliveryRetryDelayMs: 500, deliveryTimeoutMs: 10_000 },
+		prepare: (seeded) => {
+			// Signed invoices whose patient has an e-mail address (the service refuses the others).
+			invoices = seeded
+				.seedInvoices(12)
+				.filter((invoice) => seeded.data.people.get(seeded.data.invoices.get(invoice)!.person_id)?.email)
+				.slice(0, 5);
+			// More than a page of the Event Log Trigger's events: a log that ignores offset answers the wrong page.
+			seeded.seedEvents(120, 'consultation', 'consultation-finished');
+		},
+		workflows: () => [
+			chain('Reads under faults', [
+				manualTrigger(),
+				getConsultation('Warm Up', 1),
+				...READS.map((c) => getConsultation(c.node, Number(c.path.split('/').at(-1)))),
+			]),
+			chain('Writes under faults', [
+				manualTrigger(),
+				getConsultation('Warm Up', 1),
+				...writeCases(invoices).map((c) => emailInvoice(c.node, Number(c.path.split('/').at(-2)))),
+			]),
 			chain('Event log that ignores offset', [
-				clinicNode('All Events', { resource: 'event', operation: 'getAll', returnAll: true, pageSize: 50 }),
+				manualTrigger(),
+				faultedNode('All Events', { resource: 'event', operation: 'getAll', returnAll: true, pageSize: 50 }),
 			]),
 			eventLogWorkflow({ name: 'Event log under faults', nodeName: EVENT_LOG_NODE, nodeOptions: { timeout: TIMEOUT_S } }),
 			faultsTriggerWorkflow(),
-		]);
+		],
+		// The poll and delivery tests start n8n, whichever runs first.
+		start: false,
 	});
-
-	afterAll(async () => {
-		await sim?.close();
+	const { n8n } = clinic;
+	beforeAll(() => {
+		sim = clinic.sim;
+		[readsId, writesId, eventsId, eventLogId, triggerId] = clinic.workflowIds;
 	});
 
 	const requestsTo = (path: string): RequestLogEntry[] => sim.log.filter((entry) => entry.path === path);

@@ -25,6 +25,7 @@ import {
 	type WorkflowImport,
 } from './harness';
 import { storedRuns } from './support/runs';
+import { chain, manualTrigger, setNode, webhookTrigger } from './support/workflows';
 
 const TEST_TIMEOUT_MS = 5 * 60_000;
 
@@ -41,97 +42,40 @@ function packProbe(): string {
 	return join(fixtures, (JSON.parse(out) as Array<{ filename: string }>)[0].filename);
 }
 
-const manualSetWorkflow: WorkflowImport = {
-	name: 'Smoke: Manual -> Set',
-	nodes: [
-		{ id: 'm1', name: 'Manual', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
-		{
-			id: 's1',
-			name: 'Set',
-			type: 'n8n-nodes-base.set',
-			typeVersion: 3.4,
-			position: [220, 0],
-			parameters: {
-				assignments: {
-					assignments: [
-						{ id: 'a1', name: 'greeting', value: 'hello', type: 'string' },
-						{ id: 'a2', name: 'sum', value: '={{ 1 + 2 }}', type: 'number' },
-					],
-				},
-				options: {},
-			},
-		},
-	],
-	connections: { Manual: { main: [[{ node: 'Set', type: 'main', index: 0 }]] } },
-};
+const manualSetWorkflow: WorkflowImport = chain('Smoke: Manual -> Set', [
+	manualTrigger('Manual'),
+	setNode('Set', [
+		{ name: 'greeting', value: 'hello', type: 'string' },
+		{ name: 'sum', value: '={{ 1 + 2 }}', type: 'number' },
+	]),
+]);
 
-const failingWorkflow: WorkflowImport = {
-	name: 'Smoke: Manual -> Stop and Error',
-	nodes: [
-		{ id: 'm1', name: 'Manual', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
-		{
-			id: 'e1',
-			name: 'Fail',
-			type: 'n8n-nodes-base.stopAndError',
-			typeVersion: 1,
-			position: [220, 0],
-			parameters: { errorMessage: 'smoke failure on purpose' },
-		},
-	],
-	connections: { Manual: { main: [[{ node: 'Fail', type: 'main', index: 0 }]] } },
-};
+const failingWorkflow: WorkflowImport = chain('Smoke: Manual -> Stop and Error', [
+	manualTrigger('Manual'),
+	{ name: 'Fail', type: 'n8n-nodes-base.stopAndError', typeVersion: 1, parameters: { errorMessage: 'smoke failure on purpose' } },
+]);
 
 function probeWorkflow(credentialId: string): WorkflowImport {
-	return {
-		name: 'Smoke: community package',
-		nodes: [
-			{ id: 'm1', name: 'Manual', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
-			{
-				id: 'p1',
-				name: 'Probe',
-				type: 'n8n-nodes-e2e-probe.probe',
-				typeVersion: 1,
-				position: [220, 0],
-				parameters: { label: '={{ "expr-" + (2 * 21) }}' },
-				credentials: { probeApi: { id: credentialId, name: 'Probe credential' } },
-			},
-		],
-		connections: { Manual: { main: [[{ node: 'Probe', type: 'main', index: 0 }]] } },
-	};
+	return chain('Smoke: community package', [
+		manualTrigger('Manual'),
+		{
+			name: 'Probe',
+			type: 'n8n-nodes-e2e-probe.probe',
+			typeVersion: 1,
+			parameters: { label: '={{ "expr-" + (2 * 21) }}' },
+			credentials: { probeApi: { id: credentialId, name: 'Probe credential' } },
+		},
+	]);
 }
 
 function webhookWorkflow(path: string): WorkflowImport {
-	return {
-		name: `Smoke: webhook ${path}`,
-		nodes: [
-			{
-				id: 'w1',
-				name: 'Webhook',
-				type: 'n8n-nodes-base.webhook',
-				typeVersion: 2,
-				position: [0, 0],
-				webhookId: `0b5f3c2e-1d6a-4c1b-9a55-${Buffer.from(path).toString('hex').slice(0, 12).padEnd(12, '0')}`,
-				parameters: { httpMethod: 'POST', path, responseMode: 'lastNode', options: {} },
-			},
-			{
-				id: 's1',
-				name: 'Set',
-				type: 'n8n-nodes-base.set',
-				typeVersion: 3.4,
-				position: [220, 0],
-				parameters: {
-					assignments: {
-						assignments: [
-							{ id: 'a1', name: 'received', value: '={{ $json.body.patient }}', type: 'string' },
-							{ id: 'a2', name: 'doubled', value: '={{ $json.body.n * 2 }}', type: 'number' },
-						],
-					},
-					options: {},
-				},
-			},
-		],
-		connections: { Webhook: { main: [[{ node: 'Set', type: 'main', index: 0 }]] } },
-	};
+	return chain(`Smoke: webhook ${path}`, [
+		webhookTrigger(path, { webhookId: `0b5f3c2e-1d6a-4c1b-9a55-${Buffer.from(path).toString('hex').slice(0, 12).padEnd(12, '0')}` }),
+		setNode('Set', [
+			{ name: 'received', value: '={{ $json.body.patient }}', type: 'string' },
+			{ name: 'doubled', value: '={{ $json.body.n * 2 }}', type: 'number' },
+		]),
+	]);
 }
 
 test('parseLastJson finds the run after log lines and before trailing ones', () => {

@@ -14,26 +14,19 @@
  * - The Event Log Trigger, active with durable cursors, runs each new event after its first
  *   scheduled poll exactly once, counted after the next poll.
  */
-import { startSimulator, type Simulator } from '../simulator';
+import type { Simulator } from '../simulator';
 import {
 	N8N_VERSIONS,
-	enableQueueMode,
-	importCredentials,
-	importWorkflows,
 	nodeJson,
-	packRepository,
-	startQueueCluster,
-	useN8nContext,
 	waitFor,
 	type Execution,
 	type QueueCluster,
 	type WorkflowImport,
 } from './harness';
+import { useClinicN8n } from './support/clinicN8n';
 import { EVERY_MINUTE, eventLogReadsSettled, eventLogRuns, eventLogWorkflow, idsPerRun, lastEventLogRead } from './support/eventLog';
-import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
-import { clinicTriggerWorkflow } from './support/workflows';
+import { byId, chain, clinicNode, clinicTriggerWorkflow, manualTrigger } from './support/workflows';
 
-const CREDENTIALS = { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } };
 const MANUAL_TRIGGER = "When clicking 'Execute workflow'";
 const CLINIC = 'Get a consultation';
 const EVENT_LOG_TRIGGER = 'Clinic Event Log Trigger';
@@ -48,32 +41,14 @@ const N8N3_ENV = {
 };
 
 function manualClinicWorkflow(): WorkflowImport {
-	return {
-		name: 'Manual: get a consultation',
-		nodes: [
-			{ id: 'manual', name: MANUAL_TRIGGER, type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
-			{
-				id: 'clinic',
-				name: CLINIC,
-				type: 'n8n-nodes-clinic.clinic',
-				typeVersion: 1.1,
-				position: [220, 0],
-				parameters: {
-					authentication: 'clinicApi',
-					resource: 'consultation',
-					operation: 'get',
-					consultationId: { __rl: true, mode: 'id', value: '1' },
-				},
-				credentials: CREDENTIALS,
-			},
-		],
-		connections: { [MANUAL_TRIGGER]: { main: [[{ node: CLINIC, type: 'main', index: 0 }]] } },
-		settings: { executionOrder: 'v1' },
-	};
+	return chain('Manual: get a consultation', [
+		manualTrigger(MANUAL_TRIGGER),
+		clinicNode(CLINIC, { resource: 'consultation', operation: 'get', consultationId: byId(1) }),
+	]);
 }
 
 function listeningTriggerWorkflow(): WorkflowImport {
-	return clinicTriggerWorkflow({ name: 'Patient updated (test listening)', webhookId: '7a4e2c1d-5b6f-4e8a-9c0d-2e3f4a5b6c7d', nodeId: 'clinic-trigger', nodeName: CLINIC_TRIGGER, credential: CREDENTIALS.clinicApi });
+	return clinicTriggerWorkflow({ name: 'Patient updated (test listening)', webhookId: '7a4e2c1d-5b6f-4e8a-9c0d-2e3f4a5b6c7d', nodeId: 'clinic-trigger', nodeName: CLINIC_TRIGGER });
 }
 
 describe(`n8n 3 defaults on n8n ${N8N_VERSIONS.v2} in queue mode: manual runs on a worker, durable poll cursors`, () => {
@@ -83,19 +58,23 @@ describe(`n8n 3 defaults on n8n ${N8N_VERSIONS.v2} in queue mode: manual runs on
 	let eventLogId: string;
 	let triggerId: string;
 
-	const n8n = useN8nContext({ version: N8N_VERSIONS.v2, label: 'n8n3', env: N8N3_ENV }, async (ctx) => {
-		sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 100 });
-		ctx.installPackage(packRepository(ctx.rootDir));
-		await enableQueueMode(ctx);
-		await importCredentials(ctx, simulatorCredentials(sim));
-		[manualId, eventLogId, triggerId] = await importWorkflows(ctx, [manualClinicWorkflow(), eventLogWorkflow({ name: 'Finished consultations (durable cursor)', nodeName: EVENT_LOG_TRIGGER, pollTimes: EVERY_MINUTE }), listeningTriggerWorkflow()]);
-		cluster = await startQueueCluster(ctx, { workers: 1, webhookProcessors: 0, concurrency: 5 });
-		n8n.track(cluster.main);
+	const clinic = useClinicN8n({
+		version: N8N_VERSIONS.v2,
+		label: 'n8n3',
+		env: N8N3_ENV,
+		simulator: { allowHttpCallbacks: true, deliveryRetryDelayMs: 100 },
+		queue: { workers: 1, webhookProcessors: 0, concurrency: 5 },
+		workflows: () => [
+			manualClinicWorkflow(),
+			eventLogWorkflow({ name: 'Finished consultations (durable cursor)', nodeName: EVENT_LOG_TRIGGER, pollTimes: EVERY_MINUTE }),
+			listeningTriggerWorkflow(),
+		],
 	});
-
-	afterAll(async () => {
-		await cluster?.stop();
-		await sim?.close();
+	const { n8n } = clinic;
+	beforeAll(() => {
+		sim = clinic.sim;
+		[manualId, eventLogId, triggerId] = clinic.workflowIds;
+		cluster = clinic.cluster;
 	});
 
 	/** The editor's run request; answers n8n's reply ({executionId} or {waitingForWebhook}). */

@@ -6,8 +6,8 @@
 import { MAX_PARALLEL_REQUESTS } from '../../nodes/Clinic/actions/scheduler';
 import { N8N_VERSIONS, executeWorkflow, newN8nId, nodeItems, startN8n, type WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
-import { DEMO_CREDENTIAL_IDS } from './support/examples';
 import { storedRuns } from './support/runs';
+import { chain, clinicNode, manualTrigger, webhookTrigger, type ChainNode } from './support/workflows';
 
 const ITEMS = 150;
 /** Maximum Parallel Requests of the two concurrent workflows. */
@@ -15,62 +15,33 @@ const SHARED_MAXIMUM = 6;
 
 const SHARED_IDS = [newN8nId(), newN8nId()];
 
-const clinicCredential = { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } };
-
-function clinicGet(options: Record<string, unknown>) {
-	return {
-		id: 'c1',
-		name: 'Clinic',
-		type: 'n8n-nodes-clinic.clinic',
-		typeVersion: 1,
-		position: [440, 0] as [number, number],
-		parameters: { authentication: 'clinicApi', resource: 'consultation', operation: 'get', consultationId: '={{ $json.id }}', options },
-		credentials: clinicCredential,
-	};
+/** Clinic Consultation Get (version 1, plain id) of each item's `id`. */
+function clinicGet(options: Record<string, unknown>): ChainNode {
+	return clinicNode('Clinic', { resource: 'consultation', operation: 'get', consultationId: '={{ $json.id }}', options }, { typeVersion: 1 });
 }
 
-function items(code: string) {
-	return { id: 'i1', name: 'Items', type: 'n8n-nodes-base.code', typeVersion: 2, position: [220, 0] as [number, number], parameters: { jsCode: code } };
+function items(code: string): ChainNode {
+	return { name: 'Items', type: 'n8n-nodes-base.code', typeVersion: 2, parameters: { jsCode: code } };
 }
 
 /** Manual -> 150 items (ids cycling 1..3) -> Clinic Consultation Get at its defaults. */
-const defaultsWorkflow: WorkflowImport = {
-	id: newN8nId(),
-	name: 'Parallel Requests: defaults',
-	nodes: [
-		{ id: 'm1', name: 'Manual', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
-		items(`return Array.from({ length: ${ITEMS} }, (_, i) => ({ json: { id: (i % 3) + 1, index: i } }));`),
-		clinicGet({}),
-	],
-	connections: {
-		Manual: { main: [[{ node: 'Items', type: 'main', index: 0 }]] },
-		Items: { main: [[{ node: 'Clinic', type: 'main', index: 0 }]] },
-	},
-};
+const defaultsWorkflow: WorkflowImport = chain(
+	'Parallel Requests: defaults',
+	[manualTrigger('Manual'), items(`return Array.from({ length: ${ITEMS} }, (_, i) => ({ json: { id: (i % 3) + 1, index: i } }));`), clinicGet({})],
+	{ id: newN8nId() },
+);
 
 /** Webhook -> 120 items asking for consultation `id` -> Clinic with Maximum Parallel Requests 6. */
 function webhookWorkflow(path: string, id: number): WorkflowImport {
-	return {
-		id: SHARED_IDS[id - 1],
-		name: `Parallel Requests: shared limiter ${path}`,
-		nodes: [
-			{
-				id: 'w1',
-				name: 'Webhook',
-				type: 'n8n-nodes-base.webhook',
-				typeVersion: 2,
-				position: [0, 0],
-				webhookId: `6b1f0c2e-5d6a-4c1b-9a55-00000000000${id}`,
-				parameters: { httpMethod: 'POST', path, responseMode: 'lastNode', options: {} },
-			},
+	return chain(
+		`Parallel Requests: shared limiter ${path}`,
+		[
+			webhookTrigger(path, { webhookId: `6b1f0c2e-5d6a-4c1b-9a55-00000000000${id}` }),
 			items(`return Array.from({ length: 120 }, () => ({ json: { id: ${id} } }));`),
 			clinicGet({ maxParallelRequests: SHARED_MAXIMUM }),
 		],
-		connections: {
-			Webhook: { main: [[{ node: 'Items', type: 'main', index: 0 }]] },
-			Items: { main: [[{ node: 'Clinic', type: 'main', index: 0 }]] },
-		},
-	};
+		{ id: SHARED_IDS[id - 1] },
+	);
 }
 
 describe(`Parallel Requests: Automatic in n8n ${N8N_VERSIONS.v2}`, () => {

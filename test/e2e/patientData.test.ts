@@ -13,23 +13,14 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { startSimulator, type Simulator } from '../simulator';
-import {
-	ALL_N8N_VERSIONS,
-	N8N_VERSIONS,
-	executeWorkflow,
-	importCredentials,
-	importWorkflows,
-	nodeItems,
-	nodeJson,
-	packRepository,
-	startN8n,
-	useN8nContext,
-} from './harness';
+import type { Simulator } from '../simulator';
+import { ALL_N8N_VERSIONS, N8N_VERSIONS, executeWorkflow, importCredentials, nodeItems, nodeJson, startN8n } from './harness';
 import type { N8nServer, WorkflowImport, WorkflowRun } from './harness';
+import { useClinicN8n } from './support/clinicN8n';
 import { startFakeModel, type FakeModel } from './support/fakeModel';
-import { DEMO_CREDENTIAL_IDS, EXAMPLES_DIR, exampleFiles, fakeModelCredential, loadExample, simulatorCredentials } from './support/examples';
+import { EXAMPLES_DIR, exampleFiles, fakeModelCredential, loadExample, simulatorCredentials } from './support/examples';
 import { runsWithValue, settledRuns } from './support/runs';
+import { DEMO_CREDENTIAL, chain, manualTrigger } from './support/workflows';
 
 const WEBHOOK_FLAGSHIP = 'consultation-finished-sign-email-pdf.json';
 const EVENT_LOG_FLAGSHIP = 'consultation-finished-event-log-sign-email.json';
@@ -68,24 +59,21 @@ function seedTerms(sim: Simulator): string[] {
  */
 const CONTROL_LOG = 'control-version-1';
 function controlWorkflow(): WorkflowImport {
-	return {
-		id: 'clinicCtrlVersn1',
-		name: 'Control: Get Consultation saved at version 1',
-		nodes: [
-			{ id: 'start', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+	return chain(
+		'Control: Get Consultation saved at version 1',
+		[
+			manualTrigger(),
+			// No authentication parameter (its default: the password credential), as the control always had it.
 			{
-				id: 'get-consultation',
 				name: 'Get Consultation',
 				type: 'n8n-nodes-clinic.clinic',
 				typeVersion: 1,
-				position: [220, 0],
 				parameters: { resource: 'consultation', operation: 'get', consultationId: '1' },
-				credentials: { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } },
+				credentials: { clinicApi: DEMO_CREDENTIAL },
 			},
 		],
-		connections: { Start: { main: [[{ node: 'Get Consultation', type: 'main', index: 0 }]] } },
-		settings: { executionOrder: 'v1' },
-	};
+		{ id: 'clinicCtrlVersn1' },
+	);
 }
 
 /** The terms found in `text`, with JSON's escapes undone. */
@@ -105,26 +93,26 @@ describe.each(ALL_N8N_VERSIONS)('patient data in n8n %s', (version) => {
 	// The MCP server runs only when a client calls a tool (e2e/mcp.test.ts): nothing starts it here.
 	const files = exampleFiles().filter((file) => (withAgent || file !== AI_AGENT) && !exampleText(file).includes('"@n8n/n8n-nodes-langchain.mcpTrigger"'));
 
-	const n8n = useN8nContext({ version, label: 'patient-data' }, async (ctx) => {
-		sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 100 });
-		terms = seedTerms(sim);
-		ctx.installPackage(packRepository(ctx.rootDir));
-		const credentials = simulatorCredentials(sim);
-		if (withAgent) {
-			model = await startFakeModel();
-			credentials.push(fakeModelCredential(model.baseUrl));
-		}
-		await importCredentials(ctx, credentials);
-		const imported = await importWorkflows(
-			ctx,
-			files.map((file) => loadExample(file, sim)),
-		);
-		files.forEach((file, index) => ids.set(file, imported[index]));
-		[controlId] = await importWorkflows(ctx, [controlWorkflow()]);
+	const clinic = useClinicN8n({
+		version,
+		label: 'patient-data',
+		simulator: { allowHttpCallbacks: true, deliveryRetryDelayMs: 100 },
+		prepare: async (sim) => {
+			terms = seedTerms(sim);
+			if (withAgent) model = await startFakeModel();
+		},
+		credentials: (sim) => [...simulatorCredentials(sim), ...(model ? [fakeModelCredential(model.baseUrl)] : [])],
+		workflows: (sim) => [...files.map((file) => loadExample(file, sim)), controlWorkflow()],
+		start: false,
+	});
+	const { n8n } = clinic;
+	beforeAll(() => {
+		sim = clinic.sim;
+		files.forEach((file, index) => ids.set(file, clinic.workflowIds[index]));
+		controlId = clinic.workflowIds[files.length];
 	});
 
 	afterAll(async () => {
-		await sim?.close();
 		await model?.close();
 	});
 

@@ -15,18 +15,12 @@
  *   (n8n's multi-main mode needs a license it checks at start, so the two mains here are
  *   two plain queue-mode mains, each its own leader: both activate at start-up.)
  */
-import { signDelivery, startSimulator, type Simulator } from '../simulator';
+import { signDelivery, type Simulator } from '../simulator';
 import {
 	N8N_VERSIONS,
-	enableQueueMode,
-	importCredentials,
-	importWorkflows,
 	nodeJson,
-	packRepository,
 	startN8n,
-	startQueueCluster,
 	getFreePort,
-	useN8nContext,
 	waitFor,
 	type Execution,
 	type N8nContext,
@@ -34,10 +28,11 @@ import {
 	type QueueCluster,
 	type WorkflowImport,
 } from './harness';
+import { useClinicN8n } from './support/clinicN8n';
 import { eventLogRuns, eventLogWorkflow, idsPerRun } from './support/eventLog';
-import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
+import { simulatorCredentials } from './support/examples';
 import { acceptedAsNew, runsWithValue, settledRuns, storedRuns } from './support/runs';
-import { clinicTriggerWorkflow } from './support/workflows';
+import { DEMO_CREDENTIAL, chain, clinicNode, clinicTriggerWorkflow, webhookTrigger } from './support/workflows';
 
 const ROUNDS = 3;
 const PER_ROUND = 20;
@@ -45,37 +40,20 @@ const WORKERS = 2;
 const REFRESH_CREDENTIAL_ID = 'clinicQueueRefresh1';
 
 function roundsWorkflow(path: string, credential: 'clinicApi' | 'clinicRefreshTokenApi'): WorkflowImport {
-	const credentialRef =
-		credential === 'clinicApi'
-			? { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } }
-			: { clinicRefreshTokenApi: { id: REFRESH_CREDENTIAL_ID, name: 'Clinic Refresh Token (simulator)' } };
-	return {
-		name: `Queue rounds (${credential})`,
-		nodes: [
+	return chain(`Queue rounds (${credential})`, [
+		// Answers once the run is queued (as for the service's deliveries); the outcome is
+		// read from the stored executions.
+		webhookTrigger(path, { webhookId: `${path}-0000-4000-8000-000000000000`, responseMode: 'onReceived' }),
+		clinicNode(
+			'Get Consultation',
+			{ resource: 'consultation', operation: 'get', consultationId: '1' },
 			{
-				id: `${path}-webhook`,
-				name: 'Webhook',
-				type: 'n8n-nodes-base.webhook',
-				typeVersion: 2,
-				position: [0, 0],
-				webhookId: `${path}-0000-4000-8000-000000000000`,
-				// Answers once the run is queued (as for the service's deliveries); the outcome is
-				// read from the stored executions.
-				parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
-			},
-			{
-				id: `${path}-clinic`,
-				name: 'Get Consultation',
-				type: 'n8n-nodes-clinic.clinic',
 				typeVersion: 1,
-				position: [220, 0],
-				parameters: { authentication: credential, resource: 'consultation', operation: 'get', consultationId: '1' },
-				credentials: credentialRef,
+				credentialType: credential,
+				credential: credential === 'clinicApi' ? DEMO_CREDENTIAL : { id: REFRESH_CREDENTIAL_ID, name: 'Clinic Refresh Token (simulator)' },
 			},
-		],
-		connections: { Webhook: { main: [[{ node: 'Get Consultation', type: 'main', index: 0 }]] } },
-		settings: { executionOrder: 'v1' },
-	};
+		),
+	]);
 }
 
 function patientTriggerWorkflow(): WorkflowImport {
@@ -102,45 +80,41 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 		suiteStarted = Date.now();
 	});
 
-	const n8n = useN8nContext({ version, label: 'queue' }, async (ctx) => {
-			// Latency spreads each round's executions over both workers, as real API calls do.
-			sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 100, latencyMs: 150 });
-			ctx.installPackage(packRepository(ctx.rootDir));
-			const { services } = await enableQueueMode(ctx);
-			process.stdout.write(
-				`queue mode ${version}: PostgreSQL ${services.origin.postgres} (${services.postgres.host}:${services.postgres.port}), ` +
-					`Redis ${services.origin.redis} (${services.redis.host}:${services.redis.port})\n`,
-			);
-			await importCredentials(ctx, [
-				...simulatorCredentials(sim),
-				{
-					id: REFRESH_CREDENTIAL_ID,
-					name: 'Clinic Refresh Token (simulator)',
-					type: 'clinicRefreshTokenApi',
-					data: {
-						baseUrl: sim.apiBaseUrl,
-						webhookBaseUrl: sim.webhooksBaseUrl,
-						topicPrefix: sim.topicPrefix,
-						refreshToken: sim.issueRefreshToken(sim.twoFactor.username),
-					},
+	const clinic = useClinicN8n({
+		version,
+		label: 'queue',
+		// Latency spreads each round's executions over both workers, as real API calls do.
+		simulator: { allowHttpCallbacks: true, deliveryRetryDelayMs: 100, latencyMs: 150 },
+		queue: { workers: WORKERS, webhookProcessors: 2, concurrency: 10 },
+		credentials: (sim) => [
+			...simulatorCredentials(sim),
+			{
+				id: REFRESH_CREDENTIAL_ID,
+				name: 'Clinic Refresh Token (simulator)',
+				type: 'clinicRefreshTokenApi',
+				data: {
+					baseUrl: sim.apiBaseUrl,
+					webhookBaseUrl: sim.webhooksBaseUrl,
+					topicPrefix: sim.topicPrefix,
+					refreshToken: sim.issueRefreshToken(sim.twoFactor.username),
 				},
-			]);
-			[triggerId, refreshRoundsId, passwordRoundsId, eventLogId] = await importWorkflows(ctx, [
-				patientTriggerWorkflow(),
-				roundsWorkflow('queue-rounds-refresh', 'clinicRefreshTokenApi'),
-				roundsWorkflow('queue-rounds-password', 'clinicApi'),
-				eventLogWorkflow(),
-			]);
-			cluster = await startQueueCluster(ctx, { workers: WORKERS, webhookProcessors: 2, concurrency: 10 });
-			n8n.track(cluster.main);
-			process.stdout.write(
-				`queue mode ${version}: started ${cluster.pids().map((p) => `${p.kind}${p.kind === 'main' ? '' : ` ${p.index}`} pid ${p.pid}`).join(', ')}\n`,
-			);
+			},
+		],
+		workflows: () => [
+			patientTriggerWorkflow(),
+			roundsWorkflow('queue-rounds-refresh', 'clinicRefreshTokenApi'),
+			roundsWorkflow('queue-rounds-password', 'clinicApi'),
+			eventLogWorkflow(),
+		],
+	});
+	const { n8n } = clinic;
+	beforeAll(() => {
+		sim = clinic.sim;
+		[triggerId, refreshRoundsId, passwordRoundsId, eventLogId] = clinic.workflowIds;
+		cluster = clinic.cluster;
 	});
 
-	afterAll(async () => {
-		await cluster?.stop();
-		await sim?.close();
+	afterAll(() => {
 		process.stdout.write(`queue mode ${version}: suite took ${Math.round((Date.now() - suiteStarted) / 1000)} s\n`);
 	});
 

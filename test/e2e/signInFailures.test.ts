@@ -4,18 +4,10 @@
  * execution, not once per item. Each case runs 3 items over 2 executions.
  */
 import { ClinicApi } from '../../credentials/ClinicApi.credentials';
-import { passwordCredentialData, startSimulator, type Simulator } from '../simulator';
-import {
-	ALL_N8N_VERSIONS,
-	executeWorkflow,
-	importCredentials,
-	importWorkflows,
-	nodeError,
-	nodeJson,
-	packRepository,
-	useN8nContext,
-	type WorkflowImport,
-} from './harness';
+import { passwordCredentialData, type Simulator } from '../simulator';
+import { ALL_N8N_VERSIONS, executeWorkflow, nodeError, nodeJson, type WorkflowImport } from './harness';
+import { useClinicN8n } from './support/clinicN8n';
+import { chain, clinicNode, manualTrigger, setNode } from './support/workflows';
 
 interface Case {
 	title: string;
@@ -81,78 +73,44 @@ const WORKING_INDEX = CASES.length;
 
 /** Manual Trigger -> three items -> Clinic: Get Consultation for each. */
 function workflowFor(testCase: Case, index: number): WorkflowImport {
-	return {
-		name: `Sign-in: ${testCase.title}`,
-		nodes: [
-			{ id: 'm', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+	return chain(`Sign-in: ${testCase.title}`, [
+		manualTrigger(),
+		setNode('Three Items', [{ name: 'ids', value: '={{ [1, 2, 3] }}', type: 'array' }]),
+		{ name: 'Split', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'ids', options: {} } },
+		clinicNode(
+			'Clinic',
+			{ resource: 'consultation', operation: 'get', consultationId: '={{ $json.ids }}' },
 			{
-				id: 's',
-				name: 'Three Items',
-				type: 'n8n-nodes-base.set',
-				typeVersion: 3.4,
-				position: [200, 0],
-				parameters: {
-					assignments: { assignments: [{ id: 'a', name: 'ids', value: '={{ [1, 2, 3] }}', type: 'array' }] },
-					options: {},
-				},
-			},
-			{
-				id: 'o',
-				name: 'Split',
-				type: 'n8n-nodes-base.splitOut',
 				typeVersion: 1,
-				position: [400, 0],
-				parameters: { fieldToSplitOut: 'ids', options: {} },
+				credentialType: testCase.credentialType,
+				credential: { id: credentialId(index), name: `Sign-in ${index}` },
+				onError: testCase.continueOnFail ? 'continueRegularOutput' : undefined,
 			},
-			{
-				id: 'c',
-				name: 'Clinic',
-				type: 'n8n-nodes-clinic.clinic',
-				typeVersion: 1,
-				position: [600, 0],
-				...(testCase.continueOnFail ? { onError: 'continueRegularOutput' } : {}),
-				parameters: {
-					authentication: testCase.credentialType,
-					resource: 'consultation',
-					operation: 'get',
-					consultationId: '={{ $json.ids }}',
-				},
-				credentials: { [testCase.credentialType]: { id: credentialId(index), name: `Sign-in ${index}` } },
-			},
-		],
-		connections: {
-			Start: { main: [[{ node: 'Three Items', type: 'main', index: 0 }]] },
-			'Three Items': { main: [[{ node: 'Split', type: 'main', index: 0 }]] },
-			Split: { main: [[{ node: 'Clinic', type: 'main', index: 0 }]] },
-		},
-		settings: { executionOrder: 'v1' },
-	};
+		),
+	]);
 }
 
 describe.each(ALL_N8N_VERSIONS)('sign-in failures in n8n %s', (version) => {
 	let sim: Simulator;
 	let ids: string[] = [];
 
-	const n8n = useN8nContext({ version, label: 'sign-in' }, async (ctx) => {
-		sim = await startSimulator();
-		ctx.installPackage(packRepository(ctx.rootDir));
-		await importCredentials(
-			ctx,
+	const clinic = useClinicN8n({
+		version,
+		label: 'sign-in',
+		credentials: (sim) =>
 			[...CASES, WORKING].map((testCase, index) => ({
 				id: credentialId(index),
 				name: `Sign-in ${index}`,
 				type: testCase.credentialType,
 				data: testCase.data(sim),
 			})),
-		);
-		ids = await importWorkflows(
-			ctx,
-			[...CASES, WORKING].map((testCase, index) => workflowFor(testCase, index)),
-		);
+		workflows: () => [...CASES, WORKING].map((testCase, index) => workflowFor(testCase, index)),
+		start: false,
 	});
-
-	afterAll(async () => {
-		await sim?.close();
+	const { n8n } = clinic;
+	beforeAll(() => {
+		sim = clinic.sim;
+		ids = clinic.workflowIds;
 	});
 
 	it.each(CASES.map((testCase, index) => [testCase.title, index] as const))(

@@ -6,38 +6,25 @@
  * both); and the action node's 404, 422, 429 and 503 answers reach the user as error items.
  * (faults.test.ts covers the retried 429/503 and the answers that never come.)
  */
-import { startSimulator, type Simulator } from '../simulator';
-import {
-	N8N_VERSIONS,
-	executeWorkflow,
-	importCredentials,
-	importWorkflows,
-	nodeJson,
-	packRepository,
-	startN8n,
-	useN8nContext,
-	type N8nServer,
-	type WorkflowImport,
-} from './harness';
-import { DEMO_CREDENTIAL_IDS, simulatorCredentials } from './support/examples';
+import type { Simulator } from '../simulator';
+import { N8N_VERSIONS, executeWorkflow, nodeJson, startN8n, type N8nServer, type WorkflowImport } from './harness';
+import { useClinicN8n } from './support/clinicN8n';
 import { runsWithValue, settledRuns } from './support/runs';
-import { clinicTriggerWorkflow } from './support/workflows';
+import { byId, chain, clinicNode, clinicTriggerWorkflow, manualTrigger } from './support/workflows';
 
 /** n8n's public address; the simulator's proxy forwards it to n8n's local port. */
 const PUBLIC_ORIGIN = 'https://n8n.clinic.test';
-const CREDENTIALS = { clinicApi: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)' } };
 const TRIGGER_NODE = 'Patient Updated';
 
 function triggerWorkflow(): WorkflowImport {
 	// No "Allow Insecure URL": the address n8n registers is https.
-	return clinicTriggerWorkflow({ name: 'Patient updates (https only)', webhookId: '7c2e9a41-5b3d-4f8e-9a1c-2d4b6e8f0a24', nodeId: 'strict-trigger', nodeName: TRIGGER_NODE, options: {}, credential: CREDENTIALS.clinicApi });
+	return clinicTriggerWorkflow({ name: 'Patient updates (https only)', webhookId: '7c2e9a41-5b3d-4f8e-9a1c-2d4b6e8f0a24', nodeId: 'strict-trigger', nodeName: TRIGGER_NODE, options: {} });
 }
 
 /** Manual Trigger -> one Clinic node per error answer, each continuing on fail with an error item. */
 function errorsWorkflow(): WorkflowImport {
-	const id = (value: number) => ({ __rl: true, mode: 'id', value: String(value) });
 	const steps: Array<[string, Record<string, unknown>]> = [
-		['Not Found', { resource: 'consultation', operation: 'get', consultationId: id(999) }],
+		['Not Found', { resource: 'consultation', operation: 'get', consultationId: byId(999) }],
 		[
 			'Refused URL',
 			// The node refuses http:// itself unless told otherwise: let the service refuse it.
@@ -49,26 +36,14 @@ function errorsWorkflow(): WorkflowImport {
 				subscriptionOptions: { allowInsecureUrl: true },
 			},
 		],
-		['Unavailable', { resource: 'consultation', operation: 'get', consultationId: id(2) }],
+		['Unavailable', { resource: 'consultation', operation: 'get', consultationId: byId(2) }],
 		// Last: its Retry-After holds back every later request to the host for that long.
-		['Too Many Requests', { resource: 'consultation', operation: 'get', consultationId: id(3) }],
+		['Too Many Requests', { resource: 'consultation', operation: 'get', consultationId: byId(3) }],
 	];
-	const nodes: WorkflowImport['nodes'] = [
-		{ id: 'start', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
-		...steps.map(([name, parameters], index) => ({
-			id: name.replace(/\W+/g, '-').toLowerCase(),
-			name,
-			type: 'n8n-nodes-clinic.clinic',
-			typeVersion: 1,
-			position: [220 * (index + 1), 0] as [number, number],
-			onError: 'continueRegularOutput',
-			parameters: { authentication: 'clinicApi', ...parameters },
-			credentials: CREDENTIALS,
-		})),
-	];
-	const connections: WorkflowImport['connections'] = {};
-	for (let i = 0; i + 1 < nodes.length; i++) connections[nodes[i].name] = { main: [[{ node: nodes[i + 1].name, type: 'main', index: 0 }]] };
-	return { name: 'Error answers', nodes, connections, settings: { executionOrder: 'v1' } };
+	return chain('Error answers', [
+		manualTrigger(),
+		...steps.map(([name, parameters]) => clinicNode(name, parameters, { typeVersion: 1, onError: 'continueRegularOutput' })),
+	]);
 }
 
 describe.each([
@@ -80,16 +55,20 @@ describe.each([
 	let triggerId: string;
 	let errorsId: string;
 
-	const n8n = useN8nContext({ version, label: 'strict', env: { WEBHOOK_URL: `${PUBLIC_ORIGIN}/` } }, async (ctx) => {
+	const clinic = useClinicN8n({
+		version,
+		label: 'strict',
+		env: { WEBHOOK_URL: `${PUBLIC_ORIGIN}/` },
 		// https callbacks only (no allowHttpCallbacks), delivered to n8n's local port.
-		sim = await startSimulator({ callbackProxy: { from: PUBLIC_ORIGIN, to: ctx.baseUrl }, deliveryRetryDelayMs: 100 });
-		ctx.installPackage(packRepository(ctx.rootDir));
-		await importCredentials(ctx, simulatorCredentials(sim));
-		[triggerId, errorsId] = await importWorkflows(ctx, [triggerWorkflow(), errorsWorkflow()]);
+		simulator: (ctx) => ({ callbackProxy: { from: PUBLIC_ORIGIN, to: ctx.baseUrl }, deliveryRetryDelayMs: 100 }),
+		workflows: () => [triggerWorkflow(), errorsWorkflow()],
+		// Started by the first test that needs the trigger.
+		start: false,
 	});
-
-	afterAll(async () => {
-		await sim?.close();
+	const { n8n } = clinic;
+	beforeAll(() => {
+		sim = clinic.sim;
+		[triggerId, errorsId] = clinic.workflowIds;
 	});
 
 	const live = () => sim.subscriptions().filter((s) => s.deleted_at === null && s.status === 'enabled');

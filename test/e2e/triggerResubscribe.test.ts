@@ -19,7 +19,7 @@ const CREDENTIAL = { id: 'clinicResub0001', name: 'Clinic API (resubscribing)' }
 const TRIGGER = 'Patient Events';
 
 function triggerWorkflow(name: string, webhookId: string, events: string[]): WorkflowImport {
-	return clinicTriggerWorkflow({ name, webhookId, events, nodeName: TRIGGER, typeVersion: 1.1, credential: CREDENTIAL });
+	return clinicTriggerWorkflow({ name, webhookId, events, nodeName: TRIGGER, output: 'simple', credential: CREDENTIAL });
 }
 
 describe.each(ALL_N8N_VERSIONS)('Clinic Trigger resubscribing in n8n %s', (version) => {

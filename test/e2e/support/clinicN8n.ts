@@ -1,19 +1,24 @@
 /**
  * The setup most end-to-end files share, in one call: a simulator, an n8n of `version`
  * with this package installed (unless `installPackage: false`), the simulator's credentials and the file's workflows
- * imported, and n8n started (unless `start: false`). The simulator closes after the file.
+ * imported, and n8n started (unless `start: false`; with `queue`, a queue-mode cluster). The
+ * simulator and the cluster stop after the file.
  *
  *   const clinic = useClinicN8n({ version, label: 'burst', workflows: () => [workflow()] });
  *   it('…', clinic.n8n.run(async () => { clinic.sim.emit(…); await clinic.server.… }));
  */
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../simulator';
 import {
+	enableQueueMode,
 	importCredentials,
 	importWorkflows,
 	packRepository,
 	startN8n,
+	startQueueCluster,
 	useN8nContext,
 	type CredentialImport,
+	type QueueCluster,
+	type QueueClusterOptions,
 	type N8nContext,
 	type N8nContextOptions,
 	type N8nFixture,
@@ -27,6 +32,13 @@ export interface ClinicN8nOptions {
 	/** Names the n8n folder and logs. */
 	label: string;
 	env?: N8nContextOptions['env'];
+	/** n8n 2.x's workflow publication service (default: n8n's own default). */
+	publicationService?: N8nContextOptions['publicationService'];
+	/**
+	 * Queue mode: PostgreSQL, Redis and a webhook balancer before anything else, and at the
+	 * start a cluster (main, workers, webhook processors) instead of one `n8n start`.
+	 */
+	queue?: QueueClusterOptions;
 	/** The simulator's options; given the n8n context for what depends on its address. */
 	simulator?: SimulatorOptions | ((ctx: N8nContext) => SimulatorOptions);
 	/** Before the package is installed: seed data, extra files in the user folder. */
@@ -47,23 +59,38 @@ export interface ClinicN8n {
 	server: N8nServer;
 	/** The ids of `workflows`, in their order. */
 	readonly workflowIds: string[];
+	/** With `queue`: the cluster started (its main is `server`). */
+	readonly cluster: QueueCluster;
 }
 
 export function useClinicN8n(options: ClinicN8nOptions): ClinicN8n {
 	let sim: Simulator | undefined;
 	let server: N8nServer | undefined;
 	let workflowIds: string[] = [];
-	const n8n = useN8nContext({ version: options.version, label: options.label, env: options.env }, async (ctx) => {
+	let cluster: QueueCluster | undefined;
+	const { version, label, env, publicationService } = options;
+	const n8n = useN8nContext({ version, label, env, publicationService }, async (ctx) => {
+		if (options.queue) {
+			const { services } = await enableQueueMode(ctx);
+			process.stdout.write(`${label} ${version}: PostgreSQL ${services.origin.postgres}, Redis ${services.origin.redis}\n`);
+		}
 		const simulatorOptions = typeof options.simulator === 'function' ? options.simulator(ctx) : options.simulator;
 		sim = await startSimulator(simulatorOptions);
 		await options.prepare?.(sim, ctx);
 		if (options.installPackage !== false) ctx.installPackage(packRepository(ctx.rootDir));
 		await importCredentials(ctx, (options.credentials ?? simulatorCredentials)(sim));
 		if (options.workflows) workflowIds = await importWorkflows(ctx, options.workflows(sim));
-		if (options.start !== false) server = n8n.track(await startN8n(ctx));
+		if (options.start === false) return;
+		if (options.queue) {
+			cluster = await startQueueCluster(ctx, options.queue);
+			const pids = cluster.pids().map((p) => `${p.kind}${p.kind === 'main' ? '' : ` ${p.index}`} pid ${p.pid}`);
+			process.stdout.write(`${label} ${version}: started ${pids.join(', ')}\n`);
+		}
+		server = n8n.track(cluster?.main ?? (await startN8n(ctx)));
 	});
 
 	afterAll(async () => {
+		await cluster?.stop();
 		await sim?.close();
 	});
 
@@ -82,6 +109,10 @@ export function useClinicN8n(options: ClinicN8nOptions): ClinicN8n {
 		},
 		get workflowIds() {
 			return workflowIds;
+		},
+		get cluster() {
+			if (!cluster) throw new Error('no queue-mode cluster (no `queue` option, or beforeAll failed)');
+			return cluster;
 		},
 	};
 }
