@@ -207,3 +207,33 @@ export function tailFile(file: string, lines = 60, maxBytes = 64 * 1024): string
 export function readLog(file: string): string {
 	return existsSync(file) ? readFileSync(file, 'utf8') : '';
 }
+
+/** A child process and its log file: what every n8n process of the harness is. */
+export class LoggedProcess {
+	constructor(
+		readonly child: ChildProcess,
+		readonly logFile: string,
+	) {}
+
+	get pid(): number | undefined {
+		return this.child.pid;
+	}
+
+	get running(): boolean {
+		return this.child.exitCode === null && this.child.signalCode === null;
+	}
+
+	/** The whole log of this process so far. */
+	log(): string {
+		return readLog(this.logFile);
+	}
+
+	logTail(lines = 60): string {
+		return `----- ${this.logFile} (last ${lines} lines)\n${tailFile(this.logFile, lines)}`;
+	}
+
+	/** SIGTERM (graceful shutdown), SIGKILL after `graceMs`. */
+	async stop(graceMs = 20_000): Promise<void> {
+		await stopProcess(this.child, graceMs);
+	}
+}

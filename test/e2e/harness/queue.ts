@@ -19,39 +19,21 @@ import type { AddressInfo } from 'node:net';
 
 import { N8nHarnessError, type N8nContext } from './context';
 import { getFreePort } from './env';
-import { readLog, stopProcess, tailFile } from './processes';
+import { LoggedProcess } from './processes';
 import { startN8n, waitFor, fatal, type N8nServer } from './server';
 import { startQueueServices, type QueueServices } from './services';
 
 /** A running `n8n worker` or `n8n webhook`. */
-export class N8nProcess {
+export class N8nProcess extends LoggedProcess {
 	constructor(
 		readonly kind: 'worker' | 'webhook',
 		readonly index: number,
-		readonly child: ChildProcess,
-		readonly logFile: string,
+		child: ChildProcess,
+		logFile: string,
 		/** Webhook processors: their own HTTP origin. */
 		readonly baseUrl?: string,
-	) {}
-
-	get pid(): number | undefined {
-		return this.child.pid;
-	}
-
-	get running(): boolean {
-		return this.child.exitCode === null && this.child.signalCode === null;
-	}
-
-	log(): string {
-		return readLog(this.logFile);
-	}
-
-	logTail(lines = 60): string {
-		return `----- ${this.logFile} (last ${lines} lines)\n${tailFile(this.logFile, lines)}`;
-	}
-
-	async stop(graceMs = 20_000): Promise<void> {
-		await stopProcess(this.child, graceMs);
+	) {
+		super(child, logFile);
 	}
 }
 

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 
 import type { RunExecutionData } from './cli';
 import { N8nHarnessError, type N8nContext } from './context';
-import { readLog, stopProcess, tailFile } from './processes';
+import { LoggedProcess } from './processes';
 
 export const DEFAULT_OWNER = {
 	email: 'owner@clinic-e2e.test',
@@ -122,10 +122,8 @@ export async function waitFor<T>(
 }
 
 /** A running `n8n start`. */
-export class N8nServer {
+export class N8nServer extends LoggedProcess {
 	readonly ctx: N8nContext;
-	readonly child: ChildProcess;
-	readonly logFile: string;
 	readonly baseUrl: string;
 	/** Milliseconds from spawn until n8n was ready (set by startN8n). */
 	startupMs = 0;
@@ -133,33 +131,14 @@ export class N8nServer {
 	private readonly browserId = 'n8n-nodes-clinic-e2e';
 
 	constructor(ctx: N8nContext, child: ChildProcess, logFile: string, baseUrl = ctx.baseUrl) {
+		super(child, logFile);
 		this.ctx = ctx;
-		this.child = child;
-		this.logFile = logFile;
 		this.baseUrl = baseUrl;
-	}
-
-	get running(): boolean {
-		return this.child.exitCode === null && this.child.signalCode === null;
 	}
 
 	/** Production webhook URL of a Webhook-type node's `path`. */
 	webhookUrl(path: string): string {
 		return `${this.baseUrl}/webhook/${path.replace(/^\//, '')}`;
-	}
-
-	/** The whole log of this process so far. */
-	log(): string {
-		return readLog(this.logFile);
-	}
-
-	logTail(lines = 60): string {
-		return `----- ${this.logFile} (last ${lines} lines)\n${tailFile(this.logFile, lines)}`;
-	}
-
-	/** SIGTERM (graceful shutdown), SIGKILL after `graceMs`. */
-	async stop(graceMs = 20_000): Promise<void> {
-		await stopProcess(this.child, graceMs);
 	}
 
 	// ------------------------------------------------------------------ HTTP
