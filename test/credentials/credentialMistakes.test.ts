@@ -6,15 +6,10 @@
 import { ClinicClient } from '../../nodes/shared/transport';
 import type { RunClinicNodeResult } from '../helpers';
 import type { Simulator } from '../simulator';
-import { LeakWatch, closedPortUrl, getConsultation, htmlServer, passwordCredential, recordedRun, useSimulator } from './support';
-
-jest.setTimeout(30_000);
+import { closedPortUrl, getConsultation, htmlServer, passwordCredential, useSimulator } from './support';
 
 let sim: Simulator;
-const watch = new LeakWatch();
-const run = recordedRun(watch);
-
-useSimulator(watch, (started) => (sim = started), 'wrong-password-123');
+const { watch, run } = useSimulator((started) => (sim = started), 'wrong-password-123');
 
 const parameters = { authentication: 'clinicApi', ...getConsultation('1') };
 

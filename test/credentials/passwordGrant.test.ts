@@ -12,22 +12,15 @@ import type { RunClinicNodeResult } from '../helpers';
 import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
 import {
-	LeakWatch,
 	apiCalls,
 	getConsultation,
 	passwordCredential,
-	recordedRun,
 	refreshDirectly,
 	useSimulator,
 } from './support';
 
-jest.setTimeout(30_000);
-
 let sim: Simulator;
-const watch = new LeakWatch();
-const run = recordedRun(watch);
-
-useSimulator(watch, (started) => (sim = started), 'wrong-password-123');
+const { watch, run } = useSimulator((started) => (sim = started), 'wrong-password-123');
 
 const parameters = { authentication: 'clinicApi', ...getConsultation('1') };
 

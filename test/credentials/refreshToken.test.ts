@@ -6,14 +6,10 @@
 import { forgetProcessMemory, runClinicNode, runClinicRequests, testCredential } from '../helpers';
 import type { RunClinicNodeResult } from '../helpers';
 import type { Simulator } from '../simulator';
-import { LeakWatch, apiCalls, getConsultation, refreshCredential, refreshDirectly, tokenCalls, useSimulator } from './support';
-
-jest.setTimeout(30_000);
+import { apiCalls, getConsultation, refreshCredential, refreshDirectly, tokenCalls, useSimulator } from './support';
 
 let sim: Simulator;
-const watch = new LeakWatch();
-
-useSimulator(watch, (started) => (sim = started));
+const { watch } = useSimulator((started) => (sim = started));
 
 /** What the user pastes: a refresh token of the 2FA account, from the web app. */
 function pasted(): string {

@@ -159,10 +159,16 @@ export function recordedRun(watch: LeakWatch): (options: Parameters<typeof runCl
 
 /**
  * The simulator a credential or request-path test file shares: started before the file (its
- * demo passwords and `extraSecrets` go to `watch`), reset before each test with a day-long
- * token lifetime and n8n's process memory forgotten, closed after the file. `use` receives it.
+ * demo passwords and `extraSecrets` go to the file's leak watch), reset before each test with
+ * a day-long token lifetime and n8n's process memory forgotten, closed after the file. `use`
+ * receives it; `run` is a node run recorded in `watch`. Its tests get 30 s each.
  */
-export function useSimulator(watch: LeakWatch, use: (sim: Simulator) => void, ...extraSecrets: string[]): void {
+export function useSimulator(
+	use: (sim: Simulator) => void,
+	...extraSecrets: string[]
+): { watch: LeakWatch; run: ReturnType<typeof recordedRun> } {
+	jest.setTimeout(30_000);
+	const watch = new LeakWatch();
 	let sim: Simulator | undefined;
 	beforeAll(async () => {
 		sim = await startSimulator();
@@ -177,4 +183,5 @@ export function useSimulator(watch: LeakWatch, use: (sim: Simulator) => void, ..
 		sim!.setTokenLifetime(86400);
 		forgetProcessMemory();
 	});
+	return { watch, run: recordedRun(watch) };
 }

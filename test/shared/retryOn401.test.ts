@@ -8,15 +8,10 @@ import { passwordSessionFingerprint } from '../../credentials/ClinicAuth';
 import { ClinicApi } from '../../credentials/ClinicApi.credentials';
 import { CredentialStore, runClinicRequests } from '../helpers';
 import type { Simulator } from '../simulator';
-import { LeakWatch, apiCalls, getConsultation, localServer, passwordCredential, recordedRun, tokenCalls, useSimulator } from '../credentials/support';
-
-jest.setTimeout(30_000);
+import { apiCalls, getConsultation, localServer, passwordCredential, tokenCalls, useSimulator } from '../credentials/support';
 
 let sim: Simulator;
-const watch = new LeakWatch();
-const run = recordedRun(watch);
-
-useSimulator(watch, (started) => (sim = started), 'wrong-password-123');
+const { watch, run } = useSimulator((started) => (sim = started), 'wrong-password-123');
 
 const parameters = { authentication: 'clinicApi', ...getConsultation('1') };
 

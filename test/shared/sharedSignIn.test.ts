@@ -7,15 +7,10 @@
  */
 import { CredentialStore } from '../helpers';
 import type { Simulator } from '../simulator';
-import { LeakWatch, apiCalls, getConsultation, passwordCredential, recordedRun, useSimulator } from '../credentials/support';
-
-jest.setTimeout(30_000);
+import { apiCalls, getConsultation, passwordCredential, useSimulator } from '../credentials/support';
 
 let sim: Simulator;
-const watch = new LeakWatch();
-const run = recordedRun(watch);
-
-useSimulator(watch, (started) => (sim = started));
+const { watch, run } = useSimulator((started) => (sim = started));
 
 const parameters = { authentication: 'clinicApi', ...getConsultation('1') };
 
