@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import type { Bench, Sample, SectionResult } from './lib/bench';
 import { importAll, medianOf, roundLabel } from './lib/bench';
 import { accepted, markedDuplicate, measureRun, type RunResult } from './lib/deliveryRuns';
+import { executionCounts } from './lib/executions';
 import { deliveriesReport, type DeliveryFigures } from './lib/deliveriesReport';
 import type { Answer } from './lib/sender';
 import { EVENT, RECEIVERS, addresses, receiverSetup, type Receiver } from './lib/receivers';
@@ -96,6 +97,11 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 		env = withEnv;
 		await server.stop();
 		server = await startN8n(ctx, { env });
+		// n8n 1.x says it is ready before its database is ("Database is not ready!", 503).
+		const until = Date.now() + 60_000;
+		while (!(await executionCounts(server, setup.workflows.trigger.id!).then(() => true, () => false)) && Date.now() < until) {
+			await new Promise((resolve) => setTimeout(resolve, 500));
+		}
 	};
 	try {
 		for (const receiver of RECEIVERS) await server.activateWorkflow(setup.workflows[receiver].id!);

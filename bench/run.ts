@@ -152,7 +152,7 @@ async function main(): Promise<void> {
 			} catch (error) {
 				log(`${measurement.title} failed: ${(error as Error).stack ?? String(error)}`);
 				sections.push({
-					title: measurement.title,
+					title: majorOf(args.version) === 1 ? `${measurement.title} (n8n ${args.version})` : measurement.title,
 					markdown: `Could not be measured in this run:\n\n\`\`\`\n${(error as Error).message.slice(0, 2000)}\n\`\`\``,
 					goals: [],
 				});
