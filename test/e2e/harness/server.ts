@@ -156,16 +156,19 @@ export class N8nServer extends LoggedProcess {
 			payload = typeof body === 'string' ? body : JSON.stringify(body);
 			headers['content-type'] ??= 'application/json';
 		}
+		const send = async () =>
+			await fetch(`${this.baseUrl}${path}`, { method, headers, body: payload, signal: AbortSignal.timeout(options.timeoutMs ?? 30_000) });
 		let response: Response;
 		try {
-			response = await fetch(`${this.baseUrl}${path}`, {
-				method,
-				headers,
-				body: payload,
-				signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+			response = await send().catch(async (error: Error) => {
+				// A kept-alive connection n8n closed just as it was reused fails with "fetch failed"
+				// before n8n saw the request: a read is sent once more on a new connection.
+				if (!['GET', 'HEAD'].includes(method.toUpperCase()) || error.message !== 'fetch failed') throw error;
+				return await send();
 			});
 		} catch (error) {
-			throw new N8nHarnessError(`${method} ${path}: ${(error as Error).message}`, this.logTail(40));
+			const cause = (error as Error & { cause?: Error }).cause?.message;
+			throw new N8nHarnessError(`${method} ${path}: ${(error as Error).message}${cause ? ` (${cause})` : ''}`, this.logTail(40));
 		}
 		const text = await response.text();
 		let parsed: unknown = text;
