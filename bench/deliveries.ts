@@ -56,7 +56,7 @@ export const FLAG_SETUPS: Array<{ label: string; env: Record<string, string>; fr
 	{ label: 'N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true', env: { N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' }, fromMajor: 2 },
 	{ label: 'N8N_EXPRESSION_ENGINE=legacy', env: { N8N_EXPRESSION_ENGINE: 'legacy' }, fromMajor: 1 },
 ];
-const FLAG_RECEIVERS: Receiver[] = ['trigger', 'webhookHeaderAuth'];
+const FLAG_RECEIVERS: Receiver[] = ['trigger', 'diy', 'webhookHeaderAuth'];
 
 /** The bare trigger's package (bench/fixtures/bare-trigger), packed for installing. */
 function packBareTrigger(destination: string): string {
@@ -152,7 +152,8 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 				into[receiver] = { sample: result.sample, executions: result.executions };
 			}
 		};
-		await burst(['trigger', 'diy', 'webhook'], figures.burst, '');
+		// The bare trigger: what n8n costs any community trigger under a burst, before its own work.
+		await burst(['trigger', 'diy', 'bare', 'webhook'], figures.burst, '');
 		figures.diy.burstPassed = (await passedRemoveDuplicates(server, diyId, new Set(diySteady.ids))).passed;
 
 		for (const flag of FLAG_SETUPS) {

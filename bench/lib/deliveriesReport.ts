@@ -80,7 +80,12 @@ export function deliveriesReport(f: DeliveryFigures, version: string, median: Me
 		{
 			text: '(5) Clinic Trigger >= 1.5x the do-it-yourself workflow (deliveries/s, steady stream)',
 			met: over('trigger', 'diy') >= 1.5,
-			detail: `${fmt(rate('trigger'))} vs ${fmt(rate('diy'))} deliveries/s = ${fmt(over('trigger', 'diy'), 2)}x`,
+			detail:
+				`${fmt(rate('trigger'))} vs ${fmt(rate('diy'))} deliveries/s = ${fmt(over('trigger', 'diy'), 2)}x; the bare community trigger ` +
+				`${fmt(over('bare', 'diy'), 2)}x` +
+				Object.entries(f.flags)
+					.map(([flag, samples]) => `; with ${flag}: ${fmt(m(samples.trigger, 'itemsPerSecond') / m(samples.diy, 'itemsPerSecond'), 2)}x`)
+					.join(''),
 		},
 		{
 			text: `(5) ${f.duplicates} exact repeats start no execution`,
@@ -92,7 +97,8 @@ export function deliveriesReport(f: DeliveryFigures, version: string, median: Me
 			met: burst('trigger')?.executions === f.burstEvents && burstRss('trigger') / burstRss('webhook') <= 1.1,
 			detail:
 				`${burst('trigger')?.executions} executions for ${f.burstEvents} events; peak RSS ${mib(burstRss('trigger'))} MiB against ` +
-				`${mib(burstRss('webhook'))} MiB = ${fmt(burstRss('trigger') / burstRss('webhook'), 2)}x`,
+				`${mib(burstRss('webhook'))} MiB = ${fmt(burstRss('trigger') / burstRss('webhook'), 2)}x; the bare community trigger ` +
+				`${mib(burstRss('bare'))} MiB = ${fmt(burstRss('bare') / burstRss('webhook'), 2)}x (what n8n costs any community trigger)`,
 		},
 	];
 	const markdown = [

@@ -3,17 +3,21 @@
  * delivery and a second event with the same payload are byte-identical. The event log
  * tells them apart: each matching event (same topic, name and value) is emitted once, the
  * oldest first, so N events with one payload start N runs and a retry starts none,
- * unless n8n answered every earlier delivery of it with a server error (no run stored).
- * A delivery the log cannot place in time runs without an id and stands for one event
- * with its payload: a copy placed later runs nothing.
+ * unless n8n refused the run of every earlier delivery of it (a server error: no run
+ * stored). An event already read and not yet run is taken without reading again, so most
+ * deliveries of a burst are decided from one read. A delivery the log cannot place in time
+ * runs without an id and stands for one event with its payload: a copy placed later runs
+ * nothing.
  */
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { withinDeadline } from './checkDeadlines';
+import { claimAgain, claimEvent, decideClaimed } from './eventClaims';
+import { ranJustNow, runEvent, startRunWithoutId, unplaced, type Resolution } from './payloadRuns';
 import { EventLog } from '../shared/eventLog';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
-import { RecentDeliveries } from '../shared/deliveries';
+import { answeredAsRepeat } from '../shared/deliveries';
 import { FreshReads } from '../shared/freshReads';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
@@ -98,87 +102,6 @@ async function readLog(ctx: IWebhookFunctions, client: ClinicClient, key: string
 	return keptLogs.get(key)?.events ?? events;
 }
 
-/** Events this n8n process has emitted, by trigger and event id (kept a day). */
-const emittedEvents = keptInProcess('events emitted', '20,000 events, a day each', new RecentDeliveries(20_000));
-const EMITTED_FOR_MS = 24 * 60 * 60_000;
-
-/** Records that the trigger emits this event now; false when this process emitted it already. */
-export function claimEvent(triggerKey: string, eventId: number): boolean {
-	return !emittedEvents.seen(`${triggerKey}\n${eventId}`, EMITTED_FOR_MS);
-}
-
-/**
- * What this process ran for each trigger and payload, one record each:
- * - `lastRunAt`: when a run last started. A delivery the log cannot answer for in time, with
- *   a payload that ran within COPY_WINDOW_MS, is taken for a copy of that delivery (the
- *   service retries within seconds) and runs nothing. Its limit: a distinct event with the
- *   same payload in that window, while the log cannot answer, runs not at all.
- * - `withoutId`: when each run started without an event id (the log could not place the
- *   delivery in time), kept a day. Each stands for one logged event with that payload: when
- *   a later copy places such an event, the event has run already.
- */
-interface PayloadRuns {
-	lastRunAt: number;
-	withoutId: number[];
-}
-export const COPY_WINDOW_MS = 10 * 60_000;
-const PAYLOADS_KEPT = 10_000;
-const payloadRuns = keptInProcess('runs of each payload', `${PAYLOADS_KEPT} payloads`, new Map<string, PayloadRuns>());
-
-function runsOf(key: string): PayloadRuns {
-	const now = Date.now();
-	const runs = payloadRuns.get(key);
-	return { lastRunAt: runs?.lastRunAt ?? 0, withoutId: (runs?.withoutId ?? []).filter((at) => now - at < EMITTED_FOR_MS) };
-}
-
-function keepRuns(key: string, runs: PayloadRuns): void {
-	// Most recently used last: the first key is the one to drop.
-	payloadRuns.delete(key);
-	payloadRuns.set(key, runs);
-	if (payloadRuns.size > PAYLOADS_KEPT) payloadRuns.delete(payloadRuns.keys().next().value as string);
-}
-
-function ranJustNow(key: string): void {
-	keepRuns(key, { ...runsOf(key), lastRunAt: Date.now() });
-}
-
-/** The log could not answer in time: a copy of a delivery that just ran is a repeat, anything else runs without an id. */
-function unplaced(key: string): Resolution {
-	if (Date.now() - runsOf(key).lastRunAt < COPY_WINDOW_MS) return { kind: 'repeat' };
-	return startRunWithoutId(key);
-}
-
-function startRunWithoutId(key: string): Resolution {
-	const now = Date.now();
-	keepRuns(key, { lastRunAt: now, withoutId: [...runsOf(key).withoutId, now] });
-	return { kind: 'unknown' };
-}
-
-/** The event just claimed, or a repeat when a run without an id of this payload already stood for it. */
-function runEvent(key: string, event: EventRecord): Resolution {
-	const runs = runsOf(key);
-	if (runs.withoutId.length === 0) {
-		keepRuns(key, { lastRunAt: Date.now(), withoutId: [] });
-		return { kind: 'event', event };
-	}
-	runs.withoutId.shift();
-	keepRuns(key, runs);
-	return { kind: 'repeat' };
-}
-
-/** Forgets which events ran, as when the service's log starts again from id 1 (tests). */
-export function forgetEmittedEvents(): void {
-	emittedEvents.clear();
-	payloadRuns.clear();
-}
-
-export type Resolution =
-	| { kind: 'event'; event: EventRecord }
-	/** Every matching event was emitted already: a repeated delivery. */
-	| { kind: 'repeat' }
-	/** The log could not be read, or holds no such event (yet): emit without an id, never drop. */
-	| { kind: 'unknown' };
-
 /** JSON with sorted keys: the same value whatever order the service wrote its keys in. */
 function canonical(value: unknown): string {
 	if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
@@ -224,6 +147,9 @@ export async function resolveDelivery(
 			deadline,
 			`no answer within ${EVENT_LOG_CHECK_MS / 1000} s`,
 		);
+	// An event already read and not yet run is this delivery's: no need to read again.
+	const unclaimed = matchingIn(keptLogs.get(key)?.events ?? []).find((event) => claimEvent(triggerKey, event.id));
+	if (unclaimed) return runEvent(payloadKey, unclaimed);
 	let matching: EventRecord[];
 	try {
 		matching = matchingIn(await read('recent'));
@@ -234,7 +160,10 @@ export async function resolveDelivery(
 			// Logged before the events read so far: search further back.
 			matching = matchingIn(await read('deep'));
 		} else if (matching.length > 0) {
-			// Every matching event was emitted: decide on their delivery logs as they are now.
+			// Every matching event was claimed: how n8n answered the deliveries that claimed them
+			// decides, or else their delivery logs as they are now.
+			const decided = await decideFromAnswers(triggerKey, matching, deadline);
+			if (decided) return decided;
 			matching = matchingIn(await read('fresh'));
 		}
 	} catch (error) {
@@ -247,22 +176,41 @@ export async function resolveDelivery(
 	const chosen = matching.find((event) => claimEvent(triggerKey, event.id));
 	if (chosen) return runEvent(payloadKey, chosen);
 	const ownPath = pathOf(ctx.getNodeWebhookUrl('default'));
-	const unstored = matching.find((event) => onlyServerErrorsAt(event, ownPath));
+	const unstored = matching.find((event) => notRunAt(event, ownPath));
 	if (!unstored) return { kind: 'repeat' };
+	claimAgain(triggerKey, unstored.id);
 	ranJustNow(payloadKey);
 	return { kind: 'event', event: unstored };
 }
 
+/** Waits (to the deadline) for n8n's answers to the deliveries that claimed these events; undefined: ask the log. */
+async function decideFromAnswers(triggerKey: string, matching: EventRecord[], deadline: number): Promise<Resolution | undefined> {
+	for (;;) {
+		const decision = decideClaimed(triggerKey, matching.map((event) => event.id));
+		if (decision.kind === 'askTheLog') return undefined;
+		if (decision.kind === 'repeat') return decision;
+		if (decision.kind === 'takeOver') return { kind: 'event', event: matching.find((event) => event.id === decision.eventId)! };
+		try {
+			await withinDeadline(decision.answered, deadline, 'n8n did not answer the first delivery in time');
+		} catch {
+			return undefined;
+		}
+	}
+}
 
 /**
- * Every earlier delivery of the event to this trigger was answered with a server error:
- * n8n (2.x) answers only once the run is stored, so none of them started one, and this
- * delivery is the service's retry, not a repeat. A delivery with no answer (a timeout)
- * may have started a run: it does not count. The service logs each delivery's target URL,
- * so the trigger's own ones are those to the path of its webhook address.
+ * No earlier delivery of the event to this trigger started a run: n8n refused at least one
+ * with a server error (n8n 2.x answers only once the run is stored), and every other was
+ * refused too or answered as a repeat. A delivery with no answer (a timeout) may have
+ * started a run: it counts as one. The service logs each delivery's target URL, so the
+ * trigger's own ones are those to the path of its webhook address.
  */
-function onlyServerErrorsAt(event: EventRecord, path: string): boolean {
+function notRunAt(event: EventRecord, path: string): boolean {
 	if (!path) return false;
 	const ours = (event.logs ?? []).filter((log) => pathOf(String(log.target_url ?? '')) === path);
-	return ours.length > 0 && ours.every((log) => typeof log.response_code === 'number' && log.response_code >= 500);
+	const refused = (code: unknown) => typeof code === 'number' && code >= 500;
+	return (
+		ours.some((log) => refused(log.response_code)) &&
+		ours.every((log) => refused(log.response_code) || (typeof log.response_code === 'number' && answeredAsRepeat(String(log.response ?? ''))))
+	);
 }

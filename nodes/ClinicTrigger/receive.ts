@@ -11,7 +11,8 @@
  *    event log instead (resubscribe.ts);
  * 4. a verified delivery also finds a subscription the service stopped (resubscribe.ts);
  * 5. repeat -> 200: by default every logged event with this payload was emitted already
- *    (eventResolution.ts); or, opted in, the same body accepted within the window.
+ *    (eventResolution.ts), and n8n took the run of each (eventClaims.ts); or, opted in, the
+ *    same body accepted within the window.
  *
  * Step 5 checks and records in one synchronous step, so two copies arriving at the same
  * moment cannot both pass it. The node answers refusals and repeats itself; n8n answers an
@@ -22,13 +23,14 @@ import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookRespon
 
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { findEvent, fullTopic } from '../shared/catalog';
-import { BODY_PROBLEMS, DEFAULT_MAX_BODY_BYTES, RecentDeliveries, parseDeliveryBody, unwrapPayload } from '../shared/deliveries';
+import { BODY_PROBLEMS, DEFAULT_MAX_BODY_BYTES, REPEAT_ANSWER, RecentDeliveries, parseDeliveryBody, unwrapPayload } from '../shared/deliveries';
 import { DEFAULT_SIGNATURE_HEADER, deliveryIdOf, sha256Hex, verifyDelivery } from '../shared/signature';
 import type { VerificationMode } from '../shared/signature';
 import { clientFor } from '../shared/transport';
 import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
 import type { DuplicateCheck } from './description';
 import type { EventRecord } from '../shared/eventRecord';
+import { watchAnswer } from './eventClaims';
 import { EVENT_LOG_CHECK_MS, resolveDelivery } from './eventResolution';
 import { credentialArrival, triggerCredential } from './keptCredentials';
 import { eventsOfOldSigningKey, findStaleSubscriptions, resubscribe } from './resubscribe';
@@ -176,13 +178,14 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	let logged: EventRecord | undefined;
 	if (duplicateCheck === 'eventLog') {
 		const resolution = await resolveDelivery(this, client, triggerKey, { topic, name: event.name }, value);
-		if (resolution.kind === 'repeat') return answerAndRun(this, { status: 200, body: { received: true, duplicate: true } }, recovered);
+		if (resolution.kind === 'repeat') return answerAndRun(this, { status: 200, body: REPEAT_ANSWER }, recovered);
 		if (resolution.kind === 'event') logged = resolution.event;
+		if (logged) watchAnswer(this, triggerKey, logged.id);
 	} else if (duplicateCheck === 'sameBody') {
 		const windowMinutes = numberOption(options.duplicateWindowMinutes, DEFAULT_DUPLICATE_WINDOW_MINUTES);
 		const repeatKey = [triggerKey, String(subscription?.id ?? ''), sha256Hex(raw)].join('\n');
 		if (windowMinutes > 0 && recentDeliveries.seen(repeatKey, windowMinutes * 60_000)) {
-			return answerAndRun(this, { status: 200, body: { received: true, duplicate: true } }, recovered);
+			return answerAndRun(this, { status: 200, body: REPEAT_ANSWER }, recovered);
 		}
 	}
 

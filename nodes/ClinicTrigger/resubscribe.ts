@@ -28,7 +28,7 @@ import { WebhookSubscriptions, isLive } from '../shared/webhookSubscriptions';
 import type { EventRecord } from '../shared/eventRecord';
 import type { RemoteSubscription } from '../shared/webhookSubscriptions';
 import { pathOf } from '../shared/urls';
-import { claimEvent } from './eventResolution';
+import { claimEvent } from './eventClaims';
 import { isCurrent } from './storage';
 import type { StoredSubscription } from './storage';
 import { subscribe } from './subscriptions';

@@ -84,3 +84,15 @@ export class RecentDeliveries {
 		this.entries.clear();
 	}
 }
+
+/** The Clinic Trigger's answer to a delivery it takes for a repeat: a 200, so the service stops retrying. */
+export const REPEAT_ANSWER = { received: true, duplicate: true };
+
+/** Whether an answer the service logged (its `response` text) is the trigger's repeat answer. */
+export function answeredAsRepeat(response: string): boolean {
+	try {
+		return (JSON.parse(response) as { duplicate?: unknown }).duplicate === true;
+	} catch {
+		return false;
+	}
+}

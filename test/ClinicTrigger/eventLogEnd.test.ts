@@ -10,7 +10,8 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
-import { EVENT_LOG_CHECK_MS, forgetEmittedEvents } from '../../nodes/ClinicTrigger/eventResolution';
+import { EVENT_LOG_CHECK_MS } from '../../nodes/ClinicTrigger/eventResolution';
+import { forgetEmittedEvents } from '../../nodes/ClinicTrigger/payloadRuns';
 import { activateTrigger, deliverWebhook } from '../helpers/trigger';
 import type { DeliveryResult, HookResult } from '../helpers/trigger';
 import { signDelivery, startSimulator } from '../simulator';
@@ -124,7 +125,7 @@ describe('an oldest-first log of 5,000 events', () => {
 		expect(second.reads).toBe(1);
 	});
 
-	it('an event read before its delivery arrived (with another one) is taken from what was read, once', async () => {
+	it('an event read before its delivery arrived (with another one) is taken from what was read, without reading again, once', async () => {
 		seed(5000);
 		await deliver(logEvent().value);
 		const early = logEvent();
@@ -132,7 +133,7 @@ describe('an oldest-first log of 5,000 events', () => {
 		expect(eventIdOf((await deliver(later.value)).result)).toBe(later.id);
 		const { result, reads } = await deliver(early.value);
 		expect(eventIdOf(result)).toBe(early.id);
-		expect(reads).toBe(1);
+		expect(reads).toBe(0);
 		const again = await deliver(early.value);
 		expect(again.result.response.body).toEqual({ received: true, duplicate: true });
 	});

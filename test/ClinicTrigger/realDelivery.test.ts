@@ -146,6 +146,25 @@ it('a delivery n8n failed to store (answered 500) is run at the service\'s retry
 	expect(receiver.executions().map((r) => r.workflowData?.[0][0].json.eventId)).toEqual([record.id, other.id]);
 });
 
+it('two copies at once, and n8n fails to store the first one\'s run (500, answered late): the copy runs the event, once', async () => {
+	await activate([PATIENT_CREATED]);
+	// n8n answers the first copy only after the second has read the event log.
+	state.storeDelayMs = 400;
+	for (let i = 0; i < 5; i++) {
+		state.storeFailures = 1;
+		sim.setDuplicateDeliveries('concurrent');
+		const record = await sim.emit('patient', 'patient-created', { ...patient, id: 2000 + i });
+		sim.setDuplicateDeliveries('off');
+		await sim.deliveriesSettled();
+		const ran = receiver.executions().filter((r) => r.workflowData?.[0][0].json.eventId === record.id);
+		expect({ event: i, runs: ran.length, answers: record.logs.map((log) => log.response_code) }).toEqual({
+			event: i,
+			runs: 1,
+			answers: expect.arrayContaining([500]) as unknown,
+		});
+	}
+});
+
 it('concurrent duplicate deliveries -> one execution', async () => {
 	await activate([PATIENT_CREATED]);
 	sim.setDuplicateDeliveries('concurrent');

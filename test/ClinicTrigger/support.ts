@@ -115,6 +115,8 @@ export interface ReceiverState {
 	mode?: 'trigger' | 'manual';
 	/** The next runs the trigger starts that n8n fails to store: it answers 500, as n8n 2.x does then. */
 	storeFailures?: number;
+	/** How long n8n takes to store each run the trigger starts before it answers. */
+	storeDelayMs?: number;
 }
 
 /**
@@ -143,14 +145,11 @@ export async function startReceiver(state: ReceiverState) {
 				rawBody,
 				headers,
 				query,
+				storeRun: {
+					delayMs: state.storeDelayMs,
+					fails: () => (state.storeFailures ?? 0) > 0 && state.storeFailures!-- > 0,
+				},
 			});
-			if (result.workflowData && !result.nodeResponse.sent && (state.storeFailures ?? 0) > 0) {
-				state.storeFailures!--;
-				results.push({ ...result, workflowData: undefined });
-				res.writeHead(500, { 'content-type': 'application/json' });
-				res.end(JSON.stringify({ message: 'Error in workflow' }));
-				return;
-			}
 			results.push(result);
 			// n8n 2.x saves what webhook() changed in static data when the node answered itself.
 			if (result.noWebhookResponse && result.staticDataChanged && !result.error) state.staticData = result.staticData;

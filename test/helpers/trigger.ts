@@ -13,6 +13,7 @@
  */
 import './n8nEnv';
 
+import { EventEmitter } from 'node:events';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -102,6 +103,12 @@ export interface DeliverWebhookOptions extends TriggerOptions {
 	query?: Record<string, string | string[]>;
 	/** Default 'POST'. */
 	method?: IHttpRequestMethods;
+	/**
+	 * n8n storing the run the node started: how long it takes before n8n answers, and
+	 * whether it fails (then n8n answers 500 and no run starts, as n8n 2.x does). Asked at
+	 * the moment n8n would store it.
+	 */
+	storeRun?: { delayMs?: number; fails?: () => boolean };
 }
 
 export interface RecordedResponse {
@@ -279,13 +286,17 @@ export async function activateTrigger(options: TriggerOptions): Promise<HookResu
 interface FakeResponse {
 	recorded: RecordedResponse;
 	res: Record<string, unknown>;
+	/** n8n's answer went out: 'finish', then 'close', as a Node response emits them. */
+	answered: (status: number) => void;
 }
 
 /** An express Response as far as nodes use it; records what is written. */
 function fakeResponse(): FakeResponse {
 	const recorded: RecordedResponse = { sent: false, status: 200, headers: {}, body: undefined };
+	const events = new EventEmitter();
 	const res: Record<string, unknown> = {
 		headersSent: false,
+		writableFinished: false,
 		statusCode: 200,
 		locals: {},
 	};
@@ -342,14 +353,22 @@ function fakeResponse(): FakeResponse {
 		end(body?: unknown) {
 			return finish(body);
 		},
-		on() {
+		on(event: string, listener: () => void) {
+			events.on(event, listener);
 			return res;
 		},
-		once() {
+		once(event: string, listener: () => void) {
+			events.once(event, listener);
 			return res;
 		},
 	});
-	return { recorded, res };
+	const answered = (status: number) => {
+		res.statusCode = status;
+		res.writableFinished = true;
+		events.emit('finish');
+		events.emit('close');
+	};
+	return { recorded, res, answered };
 }
 
 /** An incoming delivery handled by the trigger's webhook(), as n8n's webhook server runs it. */
@@ -399,7 +418,7 @@ export async function deliverWebhook(options: DeliverWebhookOptions): Promise<De
 		on: () => req,
 		once: () => req,
 	};
-	const { recorded, res } = fakeResponse();
+	const { recorded, res, answered } = fakeResponse();
 	(additionalData as unknown as { httpRequest: unknown }).httpRequest = req;
 	(additionalData as unknown as { httpResponse: unknown }).httpResponse = res;
 
@@ -454,8 +473,18 @@ export async function deliverWebhook(options: DeliverWebhookOptions): Promise<De
 		};
 	}
 
+	let workflowData = resultData.workflowData;
+	if (workflowData && !recorded.sent && options.storeRun) {
+		if (options.storeRun.delayMs) await new Promise((resolve) => setTimeout(resolve, options.storeRun!.delayMs));
+		if (options.storeRun.fails?.()) {
+			workflowData = undefined;
+			response = { status: 500, body: { message: 'Error in workflow' }, headers: {} };
+		}
+	}
+	answered(response.status);
+
 	return {
-		workflowData: resultData.workflowData,
+		workflowData,
 		noWebhookResponse: resultData.noWebhookResponse,
 		webhookResponse: resultData.webhookResponse,
 		response,

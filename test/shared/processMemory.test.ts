@@ -21,7 +21,7 @@ describe('process memory', () => {
 				'duplicate check deadlines',
 				'event log ends',
 				'event log events kept',
-				'events emitted',
+				'events claimed',
 				'host limiters',
 				'newest refresh token of each chain',
 				'pending sign-ins',

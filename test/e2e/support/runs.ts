@@ -11,17 +11,9 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 
+import { answeredAsRepeat } from '../../../nodes/shared/deliveries';
 import type { EventDeliveries, EventRecord, Simulator } from '../../simulator';
 import { nodeJson, waitFor, type Execution, type N8nServer } from '../harness';
-
-/** The Clinic Trigger's answer to a delivery it took for a repeat (nodes/ClinicTrigger/receive.ts). */
-function answeredAsRepeat(response: string): boolean {
-	try {
-		return (JSON.parse(response) as { duplicate?: unknown }).duplicate === true;
-	} catch {
-		return false;
-	}
-}
 
 /** How many of these answers n8n gave to a delivery it accepted as new (each starts a run). */
 export function acceptedAsNew(answers: Array<{ status: number | null; text: string }>): number {
