@@ -193,7 +193,8 @@ async function decideFromAnswers(triggerKey: string, matching: EventRecord[], de
 		try {
 			await withinDeadline(decision.answered, deadline, 'n8n did not answer the first delivery in time');
 		} catch {
-			return undefined;
+			// Neither a repeat nor a run can be told yet: the service's retry will find the answer.
+			return { kind: 'later' };
 		}
 	}
 }

@@ -79,5 +79,7 @@ export type Resolution =
 	/** Every matching event was emitted already: a repeated delivery. */
 	| { kind: 'repeat' }
 	/** The log could not be read, or holds no such event (yet): emit without an id, never drop. */
-	| { kind: 'unknown' };
+	| { kind: 'unknown' }
+	/** A copy of a delivery n8n has not answered yet: the service is to send it again later. */
+	| { kind: 'later' };
 

@@ -12,7 +12,8 @@
  * 4. a verified delivery also finds a subscription the service stopped (resubscribe.ts);
  * 5. repeat -> 200: by default every logged event with this payload was emitted already
  *    (eventResolution.ts), and n8n took the run of each (eventClaims.ts); or, opted in, the
- *    same body accepted within the window.
+ *    same body accepted within the window. A copy of a delivery n8n has not answered within
+ *    the check's 5 s -> 503 with Retry-After (the service's retry then finds the answer).
  *
  * Step 5 checks and records in one synchronous step, so two copies arriving at the same
  * moment cannot both pass it. The node answers refusals and repeats itself; n8n answers an
@@ -40,6 +41,9 @@ import { shapeTriggerItems } from '../shared/output';
 
 /** Recently accepted deliveries of every Clinic Trigger in this n8n process. */
 export const recentDeliveries = keptInProcess('deliveries accepted (Same Body Within Window)', '10,000 bodies, the window each', new RecentDeliveries(10_000));
+
+/** When the service is to send again a copy n8n has not yet answered the first of. */
+const COPY_RETRY_AFTER_S = 5;
 
 interface Answer {
 	status: number;
@@ -179,6 +183,10 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	if (duplicateCheck === 'eventLog') {
 		const resolution = await resolveDelivery(this, client, triggerKey, { topic, name: event.name }, value);
 		if (resolution.kind === 'repeat') return answerAndRun(this, { status: 200, body: REPEAT_ANSWER }, recovered);
+		if (resolution.kind === 'later') {
+			this.getResponseObject().setHeader('Retry-After', String(COPY_RETRY_AFTER_S));
+			return answerAndRun(this, { status: 503, body: { error: 'A copy of this delivery is still being taken; send it again later' } }, recovered);
+		}
 		if (resolution.kind === 'event') logged = resolution.event;
 		if (logged) watchAnswer(this, triggerKey, logged.id);
 	} else if (duplicateCheck === 'sameBody') {

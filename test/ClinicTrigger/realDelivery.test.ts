@@ -21,7 +21,8 @@ const state: ReceiverState = {
 };
 
 beforeAll(async () => {
-	sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 20 });
+	// The service waits 30 s for an answer, as webhook services commonly do.
+	sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 20, deliveryTimeoutMs: 30_000 });
 	receiver = await startReceiver(state);
 });
 
@@ -37,6 +38,7 @@ beforeEach(() => {
 	forgetProcessMemory();
 	receiver.results.length = 0;
 	state.storeFailures = 0;
+	state.storeDelayMs = 0;
 });
 
 async function activate(events: string[], mode: 'trigger' | 'manual' = 'trigger') {
@@ -164,6 +166,19 @@ it('two copies at once, and n8n fails to store the first one\'s run (500, answer
 		});
 	}
 });
+
+it('a copy arriving while n8n takes longer than 5 s to answer the first is answered 503 with Retry-After: one run', async () => {
+	await activate([PATIENT_CREATED]);
+	state.storeDelayMs = 6000;
+	sim.setDuplicateDeliveries('concurrent');
+	const record = await sim.emit('patient', 'patient-created', { ...patient, id: 3000 });
+	sim.setDuplicateDeliveries('off');
+	await sim.deliveriesSettled();
+	expect(record.logs.map((log) => log.response_code).sort()).toEqual([200, 503]);
+	const later = receiver.results.find((result) => result.response.status === 503);
+	expect(later?.response.headers['retry-after']).toBe('5');
+	expect(receiver.executions().map((r) => r.workflowData?.[0][0].json.eventId)).toEqual([record.id]);
+}, 60_000);
 
 it('concurrent duplicate deliveries -> one execution', async () => {
 	await activate([PATIENT_CREATED]);
