@@ -114,7 +114,7 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 			const beforeSend = receiver === 'trigger' && !loggedFirst ? (i: number) => logEvent(sent[i]) : undefined;
 			const target = { server, workflowId: setup.workflows[receiver].id!, address: addresses(setup, server, sim)[receiver], beforeSend };
 			const result = await measureRun(bench, label, target, sent, concurrency, expectedRuns(receiver));
-			figures.problems.push(...result.problems);
+			figures.problems.push(...result.problems.map((text) => ({ receiver, text })));
 			return result;
 		};
 		const stream = async (receivers: Receiver[], into: Partial<Record<Receiver, Sample[]>>, tag: string) => {

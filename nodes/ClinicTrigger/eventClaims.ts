@@ -1,28 +1,37 @@
 /**
  * Which logged events this n8n process started a run for, per trigger (kept a day), and
  * how n8n answered the delivery that started it. n8n answers a delivery that starts a run
- * once the run is stored (2.x) or taken (1.x): a 2xx means the event ran; any other answer
- * means it did not, and a copy of the event may run it instead. A copy that arrives while
- * that answer is still out waits for it rather than ask the event log, which cannot show
- * a delivery that is not answered yet.
+ * once the run is stored (2.x) or taken (1.x): a 2xx means the event ran, and so may a
+ * connection closed before any answer; any other answer means it did not, and a copy of
+ * the event may run it instead. A copy that arrives while that answer is still out waits
+ * for it rather than ask the event log, which cannot show a delivery not answered yet.
  */
-import type { IWebhookFunctions } from 'n8n-workflow';
-
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 
+/** The response n8n answers a delivery on (express's), as far as a claim watches it. */
+export interface DeliveryAnswer {
+	once(event: 'finish' | 'close', listener: () => void): unknown;
+	statusCode: number;
+	writableFinished: boolean;
+}
+
 interface Claim {
+	at: number;
 	/**
 	 * How n8n answered the delivery that claimed the event: undefined while it has not
 	 * answered, null when the connection closed without an answer (the run may have started).
 	 */
 	status?: number | null;
-	/** Settles when n8n answered; absent when the run was not started by a delivery this process watched. */
+	/**
+	 * Settles when n8n answered. Absent for a claim made without a delivery to watch (a
+	 * catch-up after resubscribing): then only the event log can tell.
+	 */
 	answered?: Promise<void>;
 }
 
 const CLAIMS_KEPT = 20_000;
 const CLAIMED_FOR_MS = 24 * 60 * 60_000;
-const claims = keptInProcess('events claimed', `${CLAIMS_KEPT} events, a day each`, new Map<string, Claim & { at: number }>());
+const claims = keptInProcess('events claimed', `${CLAIMS_KEPT} events, a day each`, new Map<string, Claim>());
 
 function claimKey(triggerKey: string, eventId: number): string {
 	return `${triggerKey}\n${eventId}`;
@@ -37,59 +46,63 @@ function current(key: string): Claim | undefined {
 	return claim;
 }
 
-function record(key: string): void {
+/** Records the claim and starts watching its answer in one synchronous step. */
+function record(key: string, answer: DeliveryAnswer | undefined): void {
+	const claim: Claim = { at: Date.now() };
+	if (answer) {
+		claim.answered = new Promise<void>((resolve) => {
+			answer.once('finish', () => {
+				claim.status = answer.statusCode;
+				resolve();
+			});
+			answer.once('close', () => {
+				claim.status ??= answer.writableFinished ? answer.statusCode : null;
+				resolve();
+			});
+		});
+	}
 	// Most recently claimed last: the first key is the one to drop.
 	claims.delete(key);
-	claims.set(key, { at: Date.now() });
+	claims.set(key, claim);
 	if (claims.size > CLAIMS_KEPT) claims.delete(claims.keys().next().value as string);
 }
 
-/** Records that the trigger runs this event now; false when this process claimed it already. */
-export function claimEvent(triggerKey: string, eventId: number): boolean {
+const ranOrMayHave = (status: number | null) => status === null || (status >= 200 && status < 300);
+
+/** Records that the delivery answered on `answer` runs this event; false when this process claimed it already. */
+export function claimEvent(triggerKey: string, eventId: number, answer?: DeliveryAnswer): boolean {
 	const key = claimKey(triggerKey, eventId);
 	if (current(key)) return false;
-	record(key);
+	record(key, answer);
 	return true;
 }
 
-/** Claims the event again after n8n refused the run that claimed it (synchronous: one copy takes it). */
-export function claimAgain(triggerKey: string, eventId: number): void {
-	record(claimKey(triggerKey, eventId));
-}
-
-/** Watches how n8n answers this delivery, which claimed `eventId`. */
-export function watchAnswer(ctx: IWebhookFunctions, triggerKey: string, eventId: number): void {
-	const claim = claims.get(claimKey(triggerKey, eventId));
-	if (!claim || claim.answered) return;
-	const res = ctx.getResponseObject();
-	claim.answered = new Promise<void>((resolve) => {
-		res.once('finish', () => {
-			claim.status = res.statusCode;
-			resolve();
-		});
-		res.once('close', () => {
-			claim.status ??= res.writableFinished ? res.statusCode : null;
-			resolve();
-		});
-	});
+/**
+ * Claims the event again for this delivery, when the event log shows it never ran: unless a
+ * delivery this process watches is running it now, or ran it.
+ */
+export function claimAgain(triggerKey: string, eventId: number, answer: DeliveryAnswer): boolean {
+	const key = claimKey(triggerKey, eventId);
+	const claim = current(key);
+	if (claim?.answered && (claim.status === undefined || ranOrMayHave(claim.status))) return false;
+	record(key, answer);
+	return true;
 }
 
 export type ClaimedDecision = { kind: 'takeOver'; eventId: number } | { kind: 'repeat' } | { kind: 'wait'; answered: Promise<void> } | { kind: 'askTheLog' };
 
-const stored = (status: number | null | undefined) => status === null || (status !== undefined && status >= 200 && status < 300);
-
 /**
  * For a delivery whose matching events (oldest first) this process has all claimed: the
- * first one n8n refused to run is taken over; when every one ran (or may have), the
- * delivery is a repeat; while an answer is out, wait for it. Without a watched answer for
- * each, only the event log can tell.
+ * first one n8n refused to run is claimed again for this delivery; when every one ran (or
+ * may have), the delivery is a repeat; while an answer is out, wait for it. Without a
+ * watched answer for each, only the event log can tell.
  */
-export function decideClaimed(triggerKey: string, eventIds: number[]): ClaimedDecision {
+export function decideClaimed(triggerKey: string, eventIds: number[], answer: DeliveryAnswer): ClaimedDecision {
 	const found = eventIds.map((id) => ({ id, claim: current(claimKey(triggerKey, id)) }));
 	if (found.some(({ claim }) => !claim?.answered)) return { kind: 'askTheLog' };
-	const refused = found.find(({ claim }) => claim!.status !== undefined && !stored(claim!.status));
+	const refused = found.find(({ claim }) => claim!.status !== undefined && !ranOrMayHave(claim!.status));
 	if (refused) {
-		claimAgain(triggerKey, refused.id);
+		record(claimKey(triggerKey, refused.id), answer);
 		return { kind: 'takeOver', eventId: refused.id };
 	}
 	const pending = found.filter(({ claim }) => claim!.status === undefined);

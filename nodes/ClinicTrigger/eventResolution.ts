@@ -13,11 +13,10 @@ import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { withinDeadline } from './checkDeadlines';
-import { claimAgain, claimEvent, decideClaimed } from './eventClaims';
+import { claimAgain, claimEvent, decideClaimed, type DeliveryAnswer } from './eventClaims';
 import { ranJustNow, runEvent, startRunWithoutId, unplaced, type Resolution } from './payloadRuns';
 import { EventLog } from '../shared/eventLog';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
-import { answeredAsRepeat } from '../shared/deliveries';
 import { FreshReads } from '../shared/freshReads';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
@@ -148,13 +147,14 @@ export async function resolveDelivery(
 			`no answer within ${EVENT_LOG_CHECK_MS / 1000} s`,
 		);
 	// An event already read and not yet run is this delivery's: no need to read again.
-	const unclaimed = matchingIn(keptLogs.get(key)?.events ?? []).find((event) => claimEvent(triggerKey, event.id));
+	const answer = ctx.getResponseObject();
+	const unclaimed = matchingIn(keptLogs.get(key)?.events ?? []).find((event) => claimEvent(triggerKey, event.id, answer));
 	if (unclaimed) return runEvent(payloadKey, unclaimed);
 	let matching: EventRecord[];
 	try {
 		matching = matchingIn(await read('recent'));
 		// Chosen and recorded in one synchronous step: two copies at once cannot both take it.
-		const chosen = matching.find((event) => claimEvent(triggerKey, event.id));
+		const chosen = matching.find((event) => claimEvent(triggerKey, event.id, answer));
 		if (chosen) return runEvent(payloadKey, chosen);
 		if (matching.length === 0 && !keptLogs.get(key)?.searched) {
 			// Logged before the events read so far: search further back.
@@ -162,7 +162,7 @@ export async function resolveDelivery(
 		} else if (matching.length > 0) {
 			// Every matching event was claimed: how n8n answered the deliveries that claimed them
 			// decides, or else their delivery logs as they are now.
-			const decided = await decideFromAnswers(triggerKey, matching, deadline);
+			const decided = await decideFromAnswers(triggerKey, matching, deadline, answer);
 			if (decided) return decided;
 			matching = matchingIn(await read('fresh'));
 		}
@@ -173,20 +173,19 @@ export async function resolveDelivery(
 		return unplaced(payloadKey);
 	}
 	if (matching.length === 0) return startRunWithoutId(payloadKey);
-	const chosen = matching.find((event) => claimEvent(triggerKey, event.id));
+	const chosen = matching.find((event) => claimEvent(triggerKey, event.id, answer));
 	if (chosen) return runEvent(payloadKey, chosen);
 	const ownPath = pathOf(ctx.getNodeWebhookUrl('default'));
-	const unstored = matching.find((event) => notRunAt(event, ownPath));
+	const unstored = matching.find((event) => onlyServerErrorsAt(event, ownPath) && claimAgain(triggerKey, event.id, answer));
 	if (!unstored) return { kind: 'repeat' };
-	claimAgain(triggerKey, unstored.id);
 	ranJustNow(payloadKey);
 	return { kind: 'event', event: unstored };
 }
 
 /** Waits (to the deadline) for n8n's answers to the deliveries that claimed these events; undefined: ask the log. */
-async function decideFromAnswers(triggerKey: string, matching: EventRecord[], deadline: number): Promise<Resolution | undefined> {
+async function decideFromAnswers(triggerKey: string, matching: EventRecord[], deadline: number, answer: DeliveryAnswer): Promise<Resolution | undefined> {
 	for (;;) {
-		const decision = decideClaimed(triggerKey, matching.map((event) => event.id));
+		const decision = decideClaimed(triggerKey, matching.map((event) => event.id), answer);
 		if (decision.kind === 'askTheLog') return undefined;
 		if (decision.kind === 'repeat') return decision;
 		if (decision.kind === 'takeOver') return { kind: 'event', event: matching.find((event) => event.id === decision.eventId)! };
@@ -200,18 +199,15 @@ async function decideFromAnswers(triggerKey: string, matching: EventRecord[], de
 }
 
 /**
- * No earlier delivery of the event to this trigger started a run: n8n refused at least one
- * with a server error (n8n 2.x answers only once the run is stored), and every other was
- * refused too or answered as a repeat. A delivery with no answer (a timeout) may have
- * started a run: it counts as one. The service logs each delivery's target URL, so the
- * trigger's own ones are those to the path of its webhook address.
+ * Every earlier delivery of the event to this trigger was answered with a server error:
+ * n8n (2.x) answers only once the run is stored, so none of them started one (nor did the
+ * trigger's own 503 to a copy), and this delivery is the service's retry, not a repeat. A
+ * delivery with no answer (a timeout) may have started a run: it does not count. The
+ * service logs each delivery's target URL, so the trigger's own ones are those to the path
+ * of its webhook address.
  */
-function notRunAt(event: EventRecord, path: string): boolean {
+function onlyServerErrorsAt(event: EventRecord, path: string): boolean {
 	if (!path) return false;
 	const ours = (event.logs ?? []).filter((log) => pathOf(String(log.target_url ?? '')) === path);
-	const refused = (code: unknown) => typeof code === 'number' && code >= 500;
-	return (
-		ours.some((log) => refused(log.response_code)) &&
-		ours.every((log) => refused(log.response_code) || (typeof log.response_code === 'number' && answeredAsRepeat(String(log.response ?? ''))))
-	);
+	return ours.length > 0 && ours.every((log) => typeof log.response_code === 'number' && log.response_code >= 500);
 }

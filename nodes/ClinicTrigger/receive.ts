@@ -31,7 +31,6 @@ import { clientFor } from '../shared/transport';
 import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
 import type { DuplicateCheck } from './description';
 import type { EventRecord } from '../shared/eventRecord';
-import { watchAnswer } from './eventClaims';
 import { EVENT_LOG_CHECK_MS, resolveDelivery } from './eventResolution';
 import { credentialArrival, triggerCredential } from './keptCredentials';
 import { eventsOfOldSigningKey, findStaleSubscriptions, resubscribe } from './resubscribe';
@@ -188,7 +187,6 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 			return answerAndRun(this, { status: 503, body: { error: 'A copy of this delivery is still being taken; send it again later' } }, recovered);
 		}
 		if (resolution.kind === 'event') logged = resolution.event;
-		if (logged) watchAnswer(this, triggerKey, logged.id);
 	} else if (duplicateCheck === 'sameBody') {
 		const windowMinutes = numberOption(options.duplicateWindowMinutes, DEFAULT_DUPLICATE_WINDOW_MINUTES);
 		const repeatKey = [triggerKey, String(subscription?.id ?? ''), sha256Hex(raw)].join('\n');
