@@ -8,11 +8,11 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
-import { activateTrigger, deliverWebhook } from '../helpers/trigger';
+import { activateTrigger } from '../helpers/trigger';
 import type { DeliveryResult, HookResult } from '../helpers/trigger';
-import { signDelivery, startSimulator } from '../simulator';
+import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
-import { PATIENT_CREATED, credentialsFor } from './support';
+import { PATIENT_CREATED, credentialsFor, deliverSigned } from './support';
 
 let sim: Simulator;
 let activated: HookResult;
@@ -40,19 +40,10 @@ async function copiesAtOnce(copies: number, refused: number): Promise<{ eventId:
 	const value = { id: 50_000 + Math.floor(Math.random() * 10_000), first_name: 'Ana' };
 	sim.seedEvents(1, 'patient', 'patient-created', () => value);
 	const eventId = sim.events().at(-1)!.id;
-	const rawBody = Buffer.from(JSON.stringify({ value }));
 	let toRefuse = refused;
 	const results = await Promise.all(
 		Array.from({ length: copies }, async () =>
-			await deliverWebhook({
-				parameters,
-				store: activated.store,
-				staticData: activated.staticData,
-				rawBody,
-				headers: { 'content-type': 'application/json', signature: signDelivery(secret, rawBody) },
-				query: { event: PATIENT_CREATED },
-				storeRun: { delayMs: 300, fails: () => toRefuse-- > 0 },
-			}),
+			await deliverSigned({ parameters, activated, secret }, value, { delayMs: 300, fails: () => toRefuse-- > 0 }),
 		),
 	);
 	return { eventId, results };

@@ -12,11 +12,11 @@ import type { IDataObject, INodeParameters } from 'n8n-workflow';
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
 import { EVENT_LOG_CHECK_MS } from '../../nodes/ClinicTrigger/eventResolution';
 import { forgetEmittedEvents } from '../../nodes/ClinicTrigger/payloadRuns';
-import { activateTrigger, deliverWebhook } from '../helpers/trigger';
+import { activateTrigger } from '../helpers/trigger';
 import type { DeliveryResult, HookResult } from '../helpers/trigger';
-import { signDelivery, startSimulator } from '../simulator';
+import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
-import { PATIENT_CREATED, credentialsFor } from './support';
+import { PATIENT_CREATED, credentialsFor, deliverSigned } from './support';
 
 let sim: Simulator;
 let activated: HookResult;
@@ -66,15 +66,7 @@ function seed(count: number) {
 
 /** Delivers a value as the service does, signed with the subscription's secret. */
 async function send(value: IDataObject): Promise<DeliveryResult> {
-	const rawBody = Buffer.from(JSON.stringify({ value }));
-	const result = await deliverWebhook({
-		parameters,
-		store: activated.store,
-		staticData: activated.staticData,
-		rawBody,
-		headers: { 'content-type': 'application/json', signature: signDelivery(secret, rawBody) },
-		query: { event: PATIENT_CREATED },
-	});
+	const result = await deliverSigned({ parameters, activated, secret }, value);
 	expect(result.error).toBeUndefined();
 	return result;
 }

@@ -169,7 +169,8 @@ it('two copies at once, and n8n fails to store the first one\'s run (500, answer
 
 it('a copy arriving while n8n takes longer than 5 s to answer the first is answered 503 with Retry-After: one run', async () => {
 	await activate([PATIENT_CREATED]);
-	state.storeDelayMs = 6000;
+	// Far past the copy's 5 s, so that a slow machine cannot bring n8n's answer within it.
+	state.storeDelayMs = 10_000;
 	sim.setDuplicateDeliveries('concurrent');
 	const record = await sim.emit('patient', 'patient-created', { ...patient, id: 3000 });
 	sim.setDuplicateDeliveries('off');

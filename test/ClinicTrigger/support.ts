@@ -10,7 +10,8 @@ import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import type { CredentialStore } from '../helpers/credentialsHelper';
 import { TRIGGER_WEBHOOK_ID, deliverWebhook } from '../helpers/trigger';
-import type { DeliveryResult } from '../helpers/trigger';
+import type { DeliverWebhookOptions, DeliveryResult, HookResult } from '../helpers/trigger';
+import { signDelivery } from '../simulator';
 import type { Simulator } from '../simulator';
 
 export const PATIENT_CREATED = 'patient:patient-created';
@@ -28,6 +29,31 @@ export function credentialsFor(sim: Simulator, webhookBaseUrl = sim.webhooksBase
 			password: sim.demo.password,
 		},
 	};
+}
+
+/** A trigger activated on patient-created, and its subscription's secret. */
+export interface PatientCreatedTrigger {
+	parameters: INodeParameters;
+	activated: HookResult;
+	secret: string;
+}
+
+/** Delivers a patient-created `value` as the service does (signed with the subscription's secret) into webhook(). */
+export async function deliverSigned(
+	trigger: PatientCreatedTrigger,
+	value: IDataObject,
+	storeRun?: DeliverWebhookOptions['storeRun'],
+): Promise<DeliveryResult> {
+	const rawBody = Buffer.from(JSON.stringify({ value }));
+	return await deliverWebhook({
+		parameters: trigger.parameters,
+		store: trigger.activated.store,
+		staticData: trigger.activated.staticData,
+		rawBody,
+		headers: { 'content-type': 'application/json', signature: signDelivery(trigger.secret, rawBody) },
+		query: { event: PATIENT_CREATED },
+		storeRun,
+	});
 }
 
 export function live(sim: Simulator) {
