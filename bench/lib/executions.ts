@@ -34,7 +34,16 @@ export async function settle(
 ): Promise<ExecutionCounts & { settled: boolean }> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
-		const counts = await executionCounts(server, workflowId);
+		let counts: ExecutionCounts;
+		try {
+			counts = await executionCounts(server, workflowId);
+		} catch (error) {
+			// n8n 1.x under a burst on sqlite: "Database connection timed out", then 503
+			// "Database is not ready!" for a while. It recovers; the count is asked again.
+			if (Date.now() > deadline || !/Database is not ready/.test((error as Error).message)) throw error;
+			await new Promise((resolve) => setTimeout(resolve, 1000));
+			continue;
+		}
 		const settled = counts.success + counts.failed >= expected && counts.pending === 0;
 		if (settled || Date.now() > deadline) return { ...counts, settled };
 		await new Promise((resolve) => setTimeout(resolve, 250));
