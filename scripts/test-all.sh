@@ -53,25 +53,26 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	step "end-to-end tests in real n8n"
 	# One jest process per lane: its report in .test-results/e2e-<lane>.json, its output in
 	# e2e-<lane>.log; the summary counts every lane.
+	# Each lane takes its ports from its own range (N8N_E2E_PORTS, test/e2e/harness/env.ts).
 	lane() {
-		local name=$1
-		shift
-		npx jest --selectProjects e2e --runInBand "$@" --json --outputFile="$results/e2e-$name.json" >"$results/e2e-$name.log" 2>&1
+		local name=$1 ports=$2
+		shift 2
+		N8N_E2E_PORTS=$ports npx jest --selectProjects e2e --runInBand "$@" --json --outputFile="$results/e2e-$name.json" >"$results/e2e-$name.log" 2>&1
 		echo $? >"$results/e2e-$name.exit"
 	}
 	# Queue mode first and alone: its sessions race between processes, so it gets the machine.
 	queue='test/e2e/queueMode\.test\.ts'
-	lane queue --testPathPattern "$queue"
+	lane queue 22000-23999 --testPathPattern "$queue"
 	cat "$results/e2e-queue.log"
 	# Then three lanes side by side, balanced by time. Two are mostly waits on n8n's
 	# one-minute polls and its restarts (little CPU), the third holds the browser and the burst.
 	polls='test/e2e/(eventLogTrigger|patientData|installer|harness|aiAgent|mcp|unverifiedPackages)\.test\.ts'
 	faults='test/e2e/(faults|n8n3Defaults|strictService|signInFailures)\.test\.ts'
-	lane polls --testPathPattern "$polls" &
+	lane polls 24000-25999 --testPathPattern "$polls" &
 	polls_lane=$!
-	lane faults --testPathPattern "$faults" &
+	lane faults 26000-27999 --testPathPattern "$faults" &
 	faults_lane=$!
-	lane main --testPathIgnorePatterns '/node_modules/' "$queue" "$polls" "$faults"
+	lane main 28000-29999 --testPathIgnorePatterns '/node_modules/' "$queue" "$polls" "$faults"
 	wait "$polls_lane" "$faults_lane"
 	for name in main polls faults; do cat "$results/e2e-$name.log"; done
 fi

@@ -29,29 +29,49 @@ export interface N8nEnvOptions {
 }
 
 /**
+ * Ports for the processes the tests start come from a range below the kernel's ephemeral
+ * range (32768-60999 by default): a port there is never picked by another process's
+ * `listen(0)` or taken as the local end of an outgoing connection (whose TIME_WAIT would
+ * block n8n's bind for a minute). Each jest process of `npm run test:all` gets its own range
+ * through `N8N_E2E_PORTS` ("first-last"), so lanes running side by side never share a port.
+ */
+const DEFAULT_PORTS = '20000-21999';
+
+function portRange(): { first: number; last: number } {
+	const text = process.env.N8N_E2E_PORTS ?? DEFAULT_PORTS;
+	const match = /^(\d+)-(\d+)$/.exec(text);
+	const first = Number(match?.[1]);
+	const last = Number(match?.[2]);
+	if (!match || first < 1024 || last < first || last > 65535) {
+		throw new Error(`N8N_E2E_PORTS must look like 20000-21999 (got "${text}")`);
+	}
+	return { first, last };
+}
+
+/**
  * Ports handed out in this process. A context's fixed port is free while its n8n restarts,
  * and a port is free until its process binds it: never hand either out again here.
  */
 const handedOut = new Set<number>();
 
-/** A TCP port that was free a moment ago on 127.0.0.1, and never handed out before in this process. */
+function isFree(port: number): Promise<boolean> {
+	return new Promise((resolve) => {
+		const server = createServer();
+		server.unref();
+		server.once('error', () => resolve(false));
+		server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+	});
+}
+
+/** A TCP port of this process's range, free a moment ago on 127.0.0.1 and never handed out before here. */
 export async function getFreePort(): Promise<number> {
-	for (;;) {
-		const port = await new Promise<number>((resolve, reject) => {
-			const server = createServer();
-			server.unref();
-			server.once('error', reject);
-			server.listen(0, '127.0.0.1', () => {
-				const address = server.address();
-				const found = typeof address === 'object' && address ? address.port : 0;
-				server.close(() => resolve(found));
-			});
-		});
-		if (!handedOut.has(port)) {
-			handedOut.add(port);
-			return port;
-		}
+	const { first, last } = portRange();
+	for (let port = first; port <= last; port++) {
+		if (handedOut.has(port)) continue;
+		handedOut.add(port);
+		if (await isFree(port)) return port;
 	}
+	throw new Error(`no free port left in ${first}-${last} (N8N_E2E_PORTS)`);
 }
 
 /** Variables of the parent process that are harmless to pass on (the rest is dropped). */
