@@ -7,6 +7,7 @@
  * for it rather than ask the event log, which cannot show a delivery not answered yet.
  */
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
+import { keepNewest } from '../shared/keepNewest';
 
 /** The response n8n answers a delivery on (express's), as far as a claim watches it. */
 export interface DeliveryAnswer {
@@ -61,10 +62,7 @@ function record(key: string, answer: DeliveryAnswer | undefined): void {
 			});
 		});
 	}
-	// Most recently claimed last: the first key is the one to drop.
-	claims.delete(key);
-	claims.set(key, claim);
-	if (claims.size > CLAIMS_KEPT) claims.delete(claims.keys().next().value as string);
+	keepNewest(claims, key, claim, CLAIMS_KEPT);
 }
 
 const ranOrMayHave = (status: number | null) => status === null || (status >= 200 && status < 300);

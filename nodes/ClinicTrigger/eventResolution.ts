@@ -18,6 +18,7 @@ import { ranJustNow, runEvent, startRunWithoutId, unplaced, type Resolution } fr
 import { EventLog } from '../shared/eventLog';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import { FreshReads } from '../shared/freshReads';
+import { keepNewest } from '../shared/keepNewest';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
 
@@ -61,10 +62,11 @@ interface KeptLog {
 const LOGS_KEPT = 20;
 const keptLogs = keptInProcess('event log events kept', `${LOGS_KEPT} logs of ${EVENTS_SEARCHED} events`, new Map<string, KeptLog>());
 function keepLog(key: string, log: KeptLog): void {
-	keptLogs.delete(key);
-	if (log.events.length === 0) return;
-	keptLogs.set(key, { events: log.events.slice(0, EVENTS_SEARCHED), searched: log.searched });
-	if (keptLogs.size > LOGS_KEPT) keptLogs.delete(keptLogs.keys().next().value as string);
+	if (log.events.length === 0) {
+		keptLogs.delete(key);
+		return;
+	}
+	keepNewest(keptLogs, key, { events: log.events.slice(0, EVENTS_SEARCHED), searched: log.searched }, LOGS_KEPT);
 }
 
 /** Newer copies of events replace older ones (their delivery logs grow); newest first. */

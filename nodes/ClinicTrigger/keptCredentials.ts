@@ -12,6 +12,7 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { FreshReads } from '../shared/freshReads';
+import { keepNewest } from '../shared/keepNewest';
 
 export const CREDENTIAL_KEPT_MS = 5_000;
 const CREDENTIALS_KEPT = 1_000;
@@ -48,9 +49,6 @@ export async function triggerCredential(
 	if (!fresh && known && Date.now() - known.readAt < CREDENTIAL_KEPT_MS) return { value: known.value, fromMemory: true };
 	const startedAt = Date.now();
 	const value = await reads.read(key, arrivedAt, read);
-	// Most recently read last: the first key is the one to drop.
-	kept.delete(key);
-	kept.set(key, { value, readAt: startedAt });
-	if (kept.size > CREDENTIALS_KEPT) kept.delete(kept.keys().next().value as string);
+	keepNewest(kept, key, { value, readAt: startedAt }, CREDENTIALS_KEPT);
 	return { value, fromMemory: false };
 }

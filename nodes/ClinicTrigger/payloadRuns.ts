@@ -6,6 +6,7 @@
 import type { EventRecord } from '../shared/eventRecord';
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { forgetClaims } from './eventClaims';
+import { keepNewest } from '../shared/keepNewest';
 
 const EMITTED_FOR_MS = 24 * 60 * 60_000;
 
@@ -34,10 +35,7 @@ function runsOf(key: string): PayloadRuns {
 }
 
 function keepRuns(key: string, runs: PayloadRuns): void {
-	// Most recently used last: the first key is the one to drop.
-	payloadRuns.delete(key);
-	payloadRuns.set(key, runs);
-	if (payloadRuns.size > PAYLOADS_KEPT) payloadRuns.delete(payloadRuns.keys().next().value as string);
+	keepNewest(payloadRuns, key, runs, PAYLOADS_KEPT);
 }
 
 export function ranJustNow(key: string): void {

@@ -4,6 +4,7 @@
  * starts nothing.
  */
 import type { IDataObject } from 'n8n-workflow';
+import { keepNewest } from './keepNewest';
 
 /** Default largest body accepted, in bytes (1 MiB). Clinic payloads are a few KiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -70,13 +71,7 @@ export class RecentDeliveries {
 	seen(key: string, windowMs: number, now = Date.now()): boolean {
 		const at = this.entries.get(key);
 		if (at !== undefined && now - at < windowMs) return true;
-		// Re-inserting moves the key to the young end.
-		this.entries.delete(key);
-		this.entries.set(key, now);
-		while (this.entries.size > this.capacity) {
-			const oldest = this.entries.keys().next().value as string;
-			this.entries.delete(oldest);
-		}
+		keepNewest(this.entries, key, now, this.capacity);
 		return false;
 	}
 

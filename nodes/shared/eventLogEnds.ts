@@ -5,6 +5,7 @@
  */
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 import type { EventRecord } from './eventRecord';
+import { keepNewest } from './keepNewest';
 
 /** One page of the event log, as the service lists it, plus what was asked for. */
 export interface EventPage {
@@ -47,10 +48,7 @@ const KNOWN_ENDS_KEPT = 1000;
 const logEnds = keptInProcess('event log ends', `${KNOWN_ENDS_KEPT} logs`, new Map<string, KnownEnd>());
 
 export function rememberEnd(key: string, end: KnownEnd): void {
-	// Most recently used last: the first key is the one to drop.
-	logEnds.delete(key);
-	logEnds.set(key, end);
-	if (logEnds.size > KNOWN_ENDS_KEPT) logEnds.delete(logEnds.keys().next().value as string);
+	keepNewest(logEnds, key, end, KNOWN_ENDS_KEPT);
 }
 
 /** The remembered end of a log, if any. */
