@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'crypto';
 import type { ICredentialDataDecryptedObject, IDataObject } from 'n8n-workflow';
 
 import { normaliseApiBaseUrl } from './ClinicNetwork';
-import { keptInProcess } from './ClinicProcessMemory';
+import { keepNewest, keptInProcess } from './ClinicProcessMemory';
 import { ClinicSignInError } from './ClinicTokenEndpoint';
 
 
@@ -102,9 +102,7 @@ async function singleFlight(fingerprint: string, staleToken: string, run: () => 
 		return current;
 	}
 	const flight: Flight = { staleToken, result: run(), newSigningKey: randomBytes(32).toString('hex') };
-	pendingSignIns.delete(fingerprint);
-	pendingSignIns.set(fingerprint, flight);
-	if (pendingSignIns.size > PENDING_SIGN_INS_KEPT) pendingSignIns.delete(pendingSignIns.keys().next().value as string);
+	keepNewest(pendingSignIns, fingerprint, flight, PENDING_SIGN_INS_KEPT);
 	flight.result.then(
 		(session) => (flight.settled = session),
 		// A failure is not kept: the next attempt (after the user fixes the credential) runs anew.

@@ -12,7 +12,7 @@ import type {
 import { refreshSessionFingerprint, signIn, rememberRefused, wasRefused } from './ClinicAuth';
 import { ClinicSignInError, exchange, sessionFromAnswer } from './ClinicTokenEndpoint';
 import { placeIntegrationToken } from './ClinicTokenPlacement';
-import { keptInProcess } from './ClinicProcessMemory';
+import { keepNewest, keptInProcess } from './ClinicProcessMemory';
 import type { ExchangeOutcome } from './ClinicTokenEndpoint';
 import { hostProperties, integrationTestRequest, sessionProperties } from './ClinicProperties';
 import { normaliseApiBaseUrl } from './ClinicNetwork';
@@ -88,9 +88,7 @@ export class ClinicRefreshTokenApi implements ICredentialType {
 				);
 			}
 			const rotated = outcome.answer.refresh_token ?? used;
-			newestInChain.delete(fingerprint);
-			newestInChain.set(fingerprint, rotated);
-			if (newestInChain.size > CHAINS_KEPT) newestInChain.delete(newestInChain.keys().next().value as string);
+			keepNewest(newestInChain, fingerprint, rotated, CHAINS_KEPT);
 			return { ...sessionFromAnswer(outcome.answer, fingerprint), rotatedRefreshToken: rotated };
 		});
 	}

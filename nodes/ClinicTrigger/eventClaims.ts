@@ -6,8 +6,7 @@
  * the event may run it instead. A copy that arrives while that answer is still out waits
  * for it rather than ask the event log, which cannot show a delivery not answered yet.
  */
-import { keptInProcess } from '../../credentials/ClinicProcessMemory';
-import { keepNewest } from '../shared/keepNewest';
+import { keepNewest, keptInProcess } from '../../credentials/ClinicProcessMemory';
 
 /** The response n8n answers a delivery on (express's), as far as a claim watches it. */
 export interface DeliveryAnswer {

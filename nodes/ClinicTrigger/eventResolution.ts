@@ -11,14 +11,13 @@
  */
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
-import { keptInProcess } from '../../credentials/ClinicProcessMemory';
+import { keepNewest, keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { withinDeadline } from './checkDeadlines';
 import { claimAgain, claimEvent, decideClaimed, type DeliveryAnswer } from './eventClaims';
 import { ranJustNow, runEvent, startRunWithoutId, unplaced, type Resolution } from './payloadRuns';
 import { EventLog } from '../shared/eventLog';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import { FreshReads } from '../shared/freshReads';
-import { keepNewest } from '../shared/keepNewest';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
 

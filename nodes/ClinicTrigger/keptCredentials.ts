@@ -10,9 +10,8 @@
  */
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { keptInProcess } from '../../credentials/ClinicProcessMemory';
+import { keepNewest, keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { FreshReads } from '../shared/freshReads';
-import { keepNewest } from '../shared/keepNewest';
 
 export const CREDENTIAL_KEPT_MS = 5_000;
 const CREDENTIALS_KEPT = 1_000;

@@ -4,9 +4,8 @@
  * later copy places their event.
  */
 import type { EventRecord } from '../shared/eventRecord';
-import { keptInProcess } from '../../credentials/ClinicProcessMemory';
+import { keepNewest, keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { forgetClaims } from './eventClaims';
-import { keepNewest } from '../shared/keepNewest';
 
 const EMITTED_FOR_MS = 24 * 60 * 60_000;
 

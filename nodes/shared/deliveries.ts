@@ -4,7 +4,8 @@
  * starts nothing.
  */
 import type { IDataObject } from 'n8n-workflow';
-import { keepNewest } from './keepNewest';
+
+import { keepNewest } from '../../credentials/ClinicProcessMemory';
 
 /** Default largest body accepted, in bytes (1 MiB). Clinic payloads are a few KiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;

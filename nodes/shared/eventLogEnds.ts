@@ -3,9 +3,8 @@
  * oldest-first log ended when this process last looked at it, so that the next look starts
  * there.
  */
-import { keptInProcess } from '../../credentials/ClinicProcessMemory';
+import { keepNewest, keptInProcess } from '../../credentials/ClinicProcessMemory';
 import type { EventRecord } from './eventRecord';
-import { keepNewest } from './keepNewest';
 
 /** One page of the event log, as the service lists it, plus what was asked for. */
 export interface EventPage {
