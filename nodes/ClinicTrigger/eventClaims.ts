@@ -15,18 +15,43 @@ export interface DeliveryAnswer {
 	writableFinished: boolean;
 }
 
+/**
+ * How n8n answered a delivery: `status` undefined while it has not answered, null when the
+ * connection closed without an answer (the run may have started).
+ */
+export interface WatchedAnswer {
+	status?: number | null;
+	/** Settles when n8n answered. */
+	answered: Promise<void>;
+}
+
+/** Starts watching how n8n answers a delivery; call it in the step that records the delivery. */
+export function watchAnswer(answer: DeliveryAnswer): WatchedAnswer {
+	const watched: { status?: number | null } = {};
+	const answered = new Promise<void>((resolve) => {
+		answer.once('finish', () => {
+			watched.status = answer.statusCode;
+			resolve();
+		});
+		answer.once('close', () => {
+			watched.status ??= answer.writableFinished ? answer.statusCode : null;
+			resolve();
+		});
+	});
+	return Object.assign(watched, { answered });
+}
+
+const ranOrMayHave = (status: number | null) => status === null || (status >= 200 && status < 300);
+
+/** n8n answered and did not run it (a server error: no run stored). */
+export const refused = (watched: WatchedAnswer) => watched.status !== undefined && !ranOrMayHave(watched.status);
+
+export const pending = (watched: WatchedAnswer) => watched.status === undefined;
+
 interface Claim {
 	at: number;
-	/**
-	 * How n8n answered the delivery that claimed the event: undefined while it has not
-	 * answered, null when the connection closed without an answer (the run may have started).
-	 */
-	status?: number | null;
-	/**
-	 * Settles when n8n answered. Absent for a claim made without a delivery to watch (a
-	 * catch-up after resubscribing): then only the event log can tell.
-	 */
-	answered?: Promise<void>;
+	/** Absent for a claim made without a delivery to watch (a catch-up after resubscribing): then only the event log can tell. */
+	watched?: WatchedAnswer;
 }
 
 const CLAIMS_KEPT = 20_000;
@@ -48,23 +73,8 @@ function current(key: string): Claim | undefined {
 
 /** Records the claim and starts watching its answer in one synchronous step. */
 function record(key: string, answer: DeliveryAnswer | undefined): void {
-	const claim: Claim = { at: Date.now() };
-	if (answer) {
-		claim.answered = new Promise<void>((resolve) => {
-			answer.once('finish', () => {
-				claim.status = answer.statusCode;
-				resolve();
-			});
-			answer.once('close', () => {
-				claim.status ??= answer.writableFinished ? answer.statusCode : null;
-				resolve();
-			});
-		});
-	}
-	keepNewest(claims, key, claim, CLAIMS_KEPT);
+	keepNewest(claims, key, { at: Date.now(), watched: answer && watchAnswer(answer) }, CLAIMS_KEPT);
 }
-
-const ranOrMayHave = (status: number | null) => status === null || (status >= 200 && status < 300);
 
 /** Records that the delivery answered on `answer` runs this event; false when this process claimed it already. */
 export function claimEvent(triggerKey: string, eventId: number, answer?: DeliveryAnswer): boolean {
@@ -81,7 +91,7 @@ export function claimEvent(triggerKey: string, eventId: number, answer?: Deliver
 export function claimAgain(triggerKey: string, eventId: number, answer: DeliveryAnswer): boolean {
 	const key = claimKey(triggerKey, eventId);
 	const claim = current(key);
-	if (claim?.answered && (claim.status === undefined || ranOrMayHave(claim.status))) return false;
+	if (claim?.watched && !refused(claim.watched)) return false;
 	record(key, answer);
 	return true;
 }
@@ -95,16 +105,21 @@ export type ClaimedDecision = { kind: 'takeOver'; eventId: number } | { kind: 'r
  * watched answer for each, only the event log can tell.
  */
 export function decideClaimed(triggerKey: string, eventIds: number[], answer: DeliveryAnswer): ClaimedDecision {
-	const found = eventIds.map((id) => ({ id, claim: current(claimKey(triggerKey, id)) }));
-	if (found.some(({ claim }) => !claim?.answered)) return { kind: 'askTheLog' };
-	const refused = found.find(({ claim }) => claim!.status !== undefined && !ranOrMayHave(claim!.status));
-	if (refused) {
-		record(claimKey(triggerKey, refused.id), answer);
-		return { kind: 'takeOver', eventId: refused.id };
+	const found = eventIds.map((id) => ({ id, watched: current(claimKey(triggerKey, id))?.watched }));
+	if (found.some(({ watched }) => !watched)) return { kind: 'askTheLog' };
+	const refusedRun = found.find(({ watched }) => refused(watched!));
+	if (refusedRun) {
+		record(claimKey(triggerKey, refusedRun.id), answer);
+		return { kind: 'takeOver', eventId: refusedRun.id };
 	}
-	const pending = found.filter(({ claim }) => claim!.status === undefined);
-	if (pending.length === 0) return { kind: 'repeat' };
-	return { kind: 'wait', answered: Promise.race(pending.map(({ claim }) => claim!.answered!)) };
+	const waiting = found.filter(({ watched }) => pending(watched!));
+	if (waiting.length === 0) return { kind: 'repeat' };
+	return { kind: 'wait', answered: Promise.race(waiting.map(({ watched }) => watched!.answered)) };
+}
+
+/** Lets the next copy claim the event (this delivery will not run it). */
+export function releaseClaim(triggerKey: string, eventId: number): void {
+	claims.delete(claimKey(triggerKey, eventId));
 }
 
 /** Forgets every claim, as when the service's log starts again from id 1 (tests). */

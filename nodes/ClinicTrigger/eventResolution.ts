@@ -7,13 +7,13 @@
  * stored). An event already read and not yet run is taken without reading again, so most
  * deliveries of a burst are decided from one read. A delivery the log cannot place in time
  * runs without an id and stands for one event with its payload: a copy placed later runs
- * nothing.
+ * nothing (unless n8n refused that run, payloadRuns.ts).
  */
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { keepNewest, keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { withinDeadline } from './checkDeadlines';
-import { claimAgain, claimEvent, decideClaimed, type DeliveryAnswer } from './eventClaims';
+import { claimAgain, claimEvent, decideClaimed, releaseClaim, type DeliveryAnswer } from './eventClaims';
 import { ranJustNow, runEvent, startRunWithoutId, unplaced, type Resolution } from './payloadRuns';
 import { EventLog } from '../shared/eventLog';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
@@ -150,13 +150,13 @@ export async function resolveDelivery(
 	// An event already read and not yet run is this delivery's: no need to read again.
 	const answer = ctx.getResponseObject();
 	const unclaimed = matchingIn(keptLogs.get(key)?.events ?? []).find((event) => claimEvent(triggerKey, event.id, answer));
-	if (unclaimed) return runEvent(payloadKey, unclaimed);
+	if (unclaimed) return runEvent(payloadKey, unclaimed, answer, () => releaseClaim(triggerKey, unclaimed.id));
 	let matching: EventRecord[];
 	try {
 		matching = matchingIn(await read('recent'));
 		// Chosen and recorded in one synchronous step: two copies at once cannot both take it.
 		const chosen = matching.find((event) => claimEvent(triggerKey, event.id, answer));
-		if (chosen) return runEvent(payloadKey, chosen);
+		if (chosen) return runEvent(payloadKey, chosen, answer, () => releaseClaim(triggerKey, chosen.id));
 		if (matching.length === 0 && !keptLogs.get(key)?.searched) {
 			// Logged before the events read so far: search further back.
 			matching = matchingIn(await read('deep'));
@@ -171,15 +171,15 @@ export async function resolveDelivery(
 		ctx.logger.warn(
 			`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); a copy of a delivery that just ran is answered as a repeat, any other starts a run without an event id`,
 		);
-		return unplaced(payloadKey);
+		return unplaced(payloadKey, answer);
 	}
-	if (matching.length === 0) return startRunWithoutId(payloadKey);
+	if (matching.length === 0) return startRunWithoutId(payloadKey, answer);
 	const chosen = matching.find((event) => claimEvent(triggerKey, event.id, answer));
-	if (chosen) return runEvent(payloadKey, chosen);
+	if (chosen) return runEvent(payloadKey, chosen, answer, () => releaseClaim(triggerKey, chosen.id));
 	const ownPath = pathOf(ctx.getNodeWebhookUrl('default'));
 	const unstored = matching.find((event) => onlyServerErrorsAt(event, ownPath) && claimAgain(triggerKey, event.id, answer));
 	if (!unstored) return { kind: 'repeat' };
-	ranJustNow(payloadKey);
+	ranJustNow(payloadKey, answer);
 	return { kind: 'event', event: unstored };
 }
 

@@ -1,27 +1,34 @@
 /**
  * What this process ran for each trigger and payload: what a delivery resolves to when the
  * event log cannot place it, and how runs without an event id are accounted for once a
- * later copy places their event.
+ * later copy places their event. Each run keeps how n8n answered the delivery that started
+ * it (eventClaims.ts): a run n8n refused (a server error, nothing stored) stands for nothing.
  */
 import type { EventRecord } from '../shared/eventRecord';
 import { keepNewest, keptInProcess } from '../../credentials/ClinicProcessMemory';
-import { forgetClaims } from './eventClaims';
+import { forgetClaims, pending, refused, watchAnswer, type DeliveryAnswer, type WatchedAnswer } from './eventClaims';
 
 const EMITTED_FOR_MS = 24 * 60 * 60_000;
 
+interface Run {
+	at: number;
+	answer: WatchedAnswer;
+}
+
 /**
  * What this process ran for each trigger and payload, one record each:
- * - `lastRunAt`: when a run last started. A delivery the log cannot answer for in time, with
+ * - `last`: the run that started last. A delivery the log cannot answer for in time, with
  *   a payload that ran within COPY_WINDOW_MS, is taken for a copy of that delivery (the
- *   service retries within seconds) and runs nothing. Its limit: a distinct event with the
+ *   service retries within seconds) and runs nothing; while n8n has not answered that run's
+ *   delivery, the copy is to be sent again later. Its limit: a distinct event with the
  *   same payload in that window, while the log cannot answer, runs not at all.
- * - `withoutId`: when each run started without an event id (the log could not place the
+ * - `withoutId`: the runs started without an event id (the log could not place the
  *   delivery in time), kept a day. Each stands for one logged event with that payload: when
  *   a later copy places such an event, the event has run already.
  */
 interface PayloadRuns {
-	lastRunAt: number;
-	withoutId: number[];
+	last?: Run;
+	withoutId: Run[];
 }
 export const COPY_WINDOW_MS = 10 * 60_000;
 const PAYLOADS_KEPT = 10_000;
@@ -30,38 +37,48 @@ const payloadRuns = keptInProcess('runs of each payload', `${PAYLOADS_KEPT} payl
 function runsOf(key: string): PayloadRuns {
 	const now = Date.now();
 	const runs = payloadRuns.get(key);
-	return { lastRunAt: runs?.lastRunAt ?? 0, withoutId: (runs?.withoutId ?? []).filter((at) => now - at < EMITTED_FOR_MS) };
+	const standing = (run: Run) => now - run.at < EMITTED_FOR_MS && !refused(run.answer);
+	return { last: runs?.last, withoutId: (runs?.withoutId ?? []).filter(standing) };
 }
 
 function keepRuns(key: string, runs: PayloadRuns): void {
 	keepNewest(payloadRuns, key, runs, PAYLOADS_KEPT);
 }
 
-export function ranJustNow(key: string): void {
-	keepRuns(key, { ...runsOf(key), lastRunAt: Date.now() });
+export function ranJustNow(key: string, answer: DeliveryAnswer): void {
+	keepRuns(key, { ...runsOf(key), last: { at: Date.now(), answer: watchAnswer(answer) } });
 }
 
 /** The log could not answer in time: a copy of a delivery that just ran is a repeat, anything else runs without an id. */
-export function unplaced(key: string): Resolution {
-	if (Date.now() - runsOf(key).lastRunAt < COPY_WINDOW_MS) return { kind: 'repeat' };
-	return startRunWithoutId(key);
+export function unplaced(key: string, answer: DeliveryAnswer): Resolution {
+	const { last } = runsOf(key);
+	if (!last || Date.now() - last.at >= COPY_WINDOW_MS || refused(last.answer)) return startRunWithoutId(key, answer);
+	return pending(last.answer) ? { kind: 'later' } : { kind: 'repeat' };
 }
 
-export function startRunWithoutId(key: string): Resolution {
-	const now = Date.now();
-	keepRuns(key, { lastRunAt: now, withoutId: [...runsOf(key).withoutId, now] });
+export function startRunWithoutId(key: string, answer: DeliveryAnswer): Resolution {
+	const run = { at: Date.now(), answer: watchAnswer(answer) };
+	keepRuns(key, { last: run, withoutId: [...runsOf(key).withoutId, run] });
 	return { kind: 'unknown' };
 }
 
-/** The event just claimed, or a repeat when a run without an id of this payload already stood for it. */
-export function runEvent(key: string, event: EventRecord): Resolution {
+/**
+ * The event just claimed, or a repeat when a run without an id of this payload already
+ * stood for it; while that run's delivery is unanswered, `release` gives the claim up and
+ * the delivery is to be sent again later.
+ */
+export function runEvent(key: string, event: EventRecord, answer: DeliveryAnswer, release: () => void): Resolution {
 	const runs = runsOf(key);
 	if (runs.withoutId.length === 0) {
-		keepRuns(key, { lastRunAt: Date.now(), withoutId: [] });
+		keepRuns(key, { last: { at: Date.now(), answer: watchAnswer(answer) }, withoutId: [] });
 		return { kind: 'event', event };
 	}
-	runs.withoutId.shift();
-	keepRuns(key, runs);
+	const ran = runs.withoutId.find((run) => !pending(run.answer));
+	if (!ran) {
+		release();
+		return { kind: 'later' };
+	}
+	keepRuns(key, { ...runs, withoutId: runs.withoutId.filter((run) => run !== ran) });
 	return { kind: 'repeat' };
 }
 
@@ -79,4 +96,3 @@ export type Resolution =
 	| { kind: 'unknown' }
 	/** A copy of a delivery n8n has not answered yet: the service is to send it again later. */
 	| { kind: 'later' };
-

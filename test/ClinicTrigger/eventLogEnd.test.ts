@@ -319,6 +319,75 @@ describe('a burst of deliveries', () => {
 		sim.clearFaults();
 	});
 
+	/** Delivers a value that n8n then fails to store: it answers 500 and no run starts. */
+	async function refusedByN8n(value: IDataObject) {
+		const first = await deliverSigned({ parameters, activated, secret }, value, { fails: () => true });
+		expect(first.response.status).toBe(500);
+		expect(first.workflowData).toBeUndefined();
+	}
+
+	it('a delivery the log could not place that n8n refused to store (500): its copy runs while the log still cannot answer', async () => {
+		await deliver(logEvent().value);
+		const value = { id: 91, first_name: 'Olga', last_name: 'Refused' };
+		logEvent(value);
+		sim.addFault({ kind: 'status', host: 'webhooks', path: '/events', status: 500 });
+		await refusedByN8n(value);
+		const copy = await send(value);
+		expect(copy.workflowData).toBeDefined();
+		expect(eventIdOf(copy)).toBeNull();
+		sim.clearFaults();
+	});
+
+	it('a delivery the log could not place that n8n refused to store (500): its copy runs the event, with its id, once the log answers', async () => {
+		await deliver(logEvent().value);
+		const value = { id: 92, first_name: 'Pablo', last_name: 'Refused' };
+		const logged = logEvent(value);
+		sim.addFault({ kind: 'status', host: 'webhooks', path: '/events', status: 500 });
+		await refusedByN8n(value);
+		sim.clearFaults();
+		expect(eventIdOf(await send(value))).toBe(logged.id);
+	});
+
+	it('a copy arriving while n8n has not answered a run the log could not place: 503 with Retry-After, then a repeat once it answered', async () => {
+		await deliver(logEvent().value);
+		const value = { id: 93, first_name: 'Rita', last_name: 'Pending' };
+		logEvent(value);
+		sim.addFault({ kind: 'status', host: 'webhooks', path: '/events', status: 500 });
+		let copyMeanwhile: DeliveryResult | undefined;
+		const first = await deliverSigned({ parameters, activated, secret }, value, {
+			whileStoring: async () => {
+				copyMeanwhile = await send(value);
+			},
+		});
+		expect(first.workflowData).toBeDefined();
+		expect(copyMeanwhile!.response.status).toBe(503);
+		expect(copyMeanwhile!.response.headers).toMatchObject({ 'retry-after': '5' });
+		expect(copyMeanwhile!.workflowData).toBeUndefined();
+		const copyAfter = await send(value);
+		expect(copyAfter.workflowData).toBeUndefined();
+		expect(copyAfter.response.body).toEqual({ received: true, duplicate: true });
+		sim.clearFaults();
+	});
+
+	it('a copy the log places while n8n has not answered the run that stood for its event: 503, then a repeat once it answered', async () => {
+		await deliver(logEvent().value);
+		const value = { id: 94, first_name: 'Sara', last_name: 'Pending' };
+		logEvent(value);
+		sim.addFault({ kind: 'status', host: 'webhooks', path: '/events', status: 500 });
+		let copyMeanwhile: DeliveryResult | undefined;
+		const first = await deliverSigned({ parameters, activated, secret }, value, {
+			whileStoring: async () => {
+				sim.clearFaults();
+				copyMeanwhile = await send(value);
+			},
+		});
+		expect(eventIdOf(first)).toBeNull();
+		expect(copyMeanwhile!.response.status).toBe(503);
+		const copyAfter = await send(value);
+		expect(copyAfter.workflowData).toBeUndefined();
+		expect(copyAfter.response.body).toEqual({ received: true, duplicate: true });
+	});
+
 	it('stays as strict: in a burst, a redelivery runs nothing and two events with the same payload both run', async () => {
 		seed(200);
 		const once = logEvent();

@@ -173,7 +173,12 @@ export async function startReceiver(state: ReceiverState) {
 				query,
 				storeRun: {
 					delayMs: state.storeDelayMs,
-					fails: () => (state.storeFailures ?? 0) > 0 && state.storeFailures!-- > 0,
+					fails: () => {
+						// Each run n8n fails to store uses up one of the failures asked for.
+						if (!state.storeFailures) return false;
+						state.storeFailures -= 1;
+						return true;
+					},
 				},
 			});
 			results.push(result);

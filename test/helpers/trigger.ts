@@ -106,9 +106,9 @@ export interface DeliverWebhookOptions extends TriggerOptions {
 	/**
 	 * n8n storing the run the node started: how long it takes before n8n answers, and
 	 * whether it fails (then n8n answers 500 and no run starts, as n8n 2.x does). Asked at
-	 * the moment n8n would store it.
+	 * the moment n8n would store it; `whileStoring` runs before n8n answers.
 	 */
-	storeRun?: { delayMs?: number; fails?: () => boolean };
+	storeRun?: { delayMs?: number; fails?: () => boolean; whileStoring?: () => Promise<void> };
 }
 
 export interface RecordedResponse {
@@ -476,6 +476,7 @@ export async function deliverWebhook(options: DeliverWebhookOptions): Promise<De
 	let workflowData = resultData.workflowData;
 	if (workflowData && !recorded.sent && options.storeRun) {
 		if (options.storeRun.delayMs) await new Promise((resolve) => setTimeout(resolve, options.storeRun!.delayMs));
+		await options.storeRun.whileStoring?.();
 		if (options.storeRun.fails?.()) {
 			workflowData = undefined;
 			response = { status: 500, body: { message: 'Error in workflow' }, headers: {} };
