@@ -23,9 +23,10 @@ describe.each(ALL_N8N_VERSIONS)('Clinic Trigger under a burst, n8n %s', (version
 		version,
 		label: 'burst',
 		// The service waits for each answer as long as n8n takes (n8n 2.x answers once the run is
-		// stored), and retries a refused delivery seconds later, as services do: n8n under a burst on
-		// a loaded machine may refuse a few before its trigger sees them.
-		simulator: { allowHttpCallbacks: true, deliveryRetryDelayMs: 5_000, deliveryTimeoutMs: 10 * 60_000 },
+		// stored), and retries a refused delivery 20 s later, three times. n8n under a burst on a
+		// loaded machine refuses every request for tens of seconds when its SQLite ping times out
+		// ("Database is not ready!", before any trigger sees them): the retries outlast that.
+		simulator: { allowHttpCallbacks: true, deliveryRetryDelayMs: 20_000, deliveryTimeoutMs: 10 * 60_000 },
 		workflows: () => [patientUpdatedWorkflow()],
 	});
 	const { n8n } = clinic;

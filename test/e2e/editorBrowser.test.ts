@@ -34,6 +34,7 @@ import {
 } from './harness';
 import {
 	closePanel,
+	credentialChosen,
 	creatorItems,
 	launchChromium,
 	pickFromNodesPanel,
@@ -265,7 +266,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			signedIn = true;
 			expect(page.url()).toMatch(/\/(home|workflow)/);
 		}),
-		60_000,
+		2 * 60_000,
 	);
 
 	it(
@@ -333,6 +334,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			expect(waitingRooms).toBeDefined();
 			await creatorItems(page).filter({ has: page.getByText(getMany.action!, { exact: true }) }).click();
 			await page.getByTestId('ndv').waitFor();
+			await credentialChosen(page, simulatorCredentials(sim)[0].name);
 			await page.getByTestId('node-execute-button').click();
 			const output = page.getByTestId('output-panel');
 			await output.getByText(`${sim.data.waitingRooms.length} items`).waitFor();
@@ -341,7 +343,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			for (const room of sim.data.waitingRooms) expect(shown).toContain(String(room.name));
 			documented.executed = await shoot('clinic-step-executed');
 		}),
-		90_000,
+		3 * 60_000,
 	);
 
 	it(
@@ -405,7 +407,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			expect(picked).toContain(value);
 			await shoot(`clinic-${resource}-${operation}-locator`);
 		}),
-		90_000,
+		3 * 60_000,
 	);
 
 	it.each(triggers.map((trigger) => [trigger.displayName, trigger] as const))(
@@ -439,7 +441,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 				}
 				await closePanel(page);
 			})(),
-		60_000,
+		2 * 60_000,
 	);
 
 	/** n8n 2.x opens its Production Checklist over a published workflow; the video shows the run instead. */
@@ -584,7 +586,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			expect(shown).not.toContain('not-the-password');
 			await closePanel(page);
 		}),
-		90_000,
+		3 * 60_000,
 	);
 
 	it('logged no console error but the allowed ones, and no failed request to the package\'s methods', () => {

@@ -43,7 +43,9 @@ export async function launchChromium(baseURL: string): Promise<Browser> {
 		baseURL,
 	});
 	const page = context.pages()[0] ?? (await context.newPage());
-	page.setDefaultTimeout(20_000);
+	// A bound on a hang, not a speed check: with the test lanes side by side on two cores, a
+	// step n8n shows within a second on an idle machine can take tens of seconds.
+	page.setDefaultTimeout(60_000);
 	return {
 		context,
 		page,
@@ -89,6 +91,26 @@ export async function settled(locator: Locator): Promise<void> {
 		last = box;
 		await new Promise((resolve) => setTimeout(resolve, 100));
 	}
+}
+
+/**
+ * Waits until the open node shows credential `name` chosen: n8n gives a new node a saved
+ * credential a moment after its panel opens, and a step run before that fails with "Node
+ * does not have any credentials set".
+ */
+export async function credentialChosen(page: Page, name: string): Promise<void> {
+	const select = page.getByTestId('node-credentials-select').first();
+	const giveUpAt = Date.now() + 60_000;
+	let shown = '';
+	while (Date.now() < giveUpAt) {
+		shown = await select.evaluate((element) => {
+			const input = element.querySelector('input') as unknown as { value?: string } | null;
+			return `${input?.value ?? ''} ${element.textContent ?? ''}`.trim();
+		});
+		if (shown.includes(name)) return;
+		await new Promise((resolve) => setTimeout(resolve, 250));
+	}
+	throw new Error(`the node's credential is still "${shown}" after 60 s, not "${name}"`);
 }
 
 export async function closePanel(page: Page): Promise<void> {
