@@ -348,44 +348,43 @@ describe('a burst of deliveries', () => {
 		expect(eventIdOf(await send(value))).toBe(logged.id);
 	});
 
-	it('a copy arriving while n8n has not answered a run the log could not place: 503 with Retry-After, then a repeat once it answered', async () => {
+	/**
+	 * A value the log cannot place runs without an id; a copy arrives before n8n answered that
+	 * run's delivery (the log answering again meanwhile or not), and another copy after it.
+	 */
+	async function copiesAroundAnUnansweredRun(value: IDataObject, logAnswersMeanwhile: boolean) {
 		await deliver(logEvent().value);
-		const value = { id: 93, first_name: 'Rita', last_name: 'Pending' };
 		logEvent(value);
 		sim.addFault({ kind: 'status', host: 'webhooks', path: '/events', status: 500 });
-		let copyMeanwhile: DeliveryResult | undefined;
+		let meanwhile: DeliveryResult | undefined;
 		const first = await deliverSigned({ parameters, activated, secret }, value, {
 			whileStoring: async () => {
-				copyMeanwhile = await send(value);
+				if (logAnswersMeanwhile) sim.clearFaults();
+				meanwhile = await send(value);
 			},
 		});
-		expect(first.workflowData).toBeDefined();
-		expect(copyMeanwhile!.response.status).toBe(503);
-		expect(copyMeanwhile!.response.headers).toMatchObject({ 'retry-after': '5' });
-		expect(copyMeanwhile!.workflowData).toBeUndefined();
-		const copyAfter = await send(value);
-		expect(copyAfter.workflowData).toBeUndefined();
-		expect(copyAfter.response.body).toEqual({ received: true, duplicate: true });
+		const after = await send(value);
 		sim.clearFaults();
+		return { first, meanwhile: meanwhile!, after };
+	}
+
+	it('a copy arriving while n8n has not answered a run the log could not place: 503 with Retry-After, then a repeat once it answered', async () => {
+		const { first, meanwhile, after } = await copiesAroundAnUnansweredRun({ id: 93, first_name: 'Rita', last_name: 'Pending' }, false);
+		expect(eventIdOf(first)).toBeNull();
+		expect(meanwhile.response.status).toBe(503);
+		expect(meanwhile.response.headers).toMatchObject({ 'retry-after': '5' });
+		expect(meanwhile.workflowData).toBeUndefined();
+		expect(after.workflowData).toBeUndefined();
+		expect(after.response.body).toEqual({ received: true, duplicate: true });
 	});
 
 	it('a copy the log places while n8n has not answered the run that stood for its event: 503, then a repeat once it answered', async () => {
-		await deliver(logEvent().value);
-		const value = { id: 94, first_name: 'Sara', last_name: 'Pending' };
-		logEvent(value);
-		sim.addFault({ kind: 'status', host: 'webhooks', path: '/events', status: 500 });
-		let copyMeanwhile: DeliveryResult | undefined;
-		const first = await deliverSigned({ parameters, activated, secret }, value, {
-			whileStoring: async () => {
-				sim.clearFaults();
-				copyMeanwhile = await send(value);
-			},
-		});
+		const { first, meanwhile, after } = await copiesAroundAnUnansweredRun({ id: 94, first_name: 'Sara', last_name: 'Pending' }, true);
 		expect(eventIdOf(first)).toBeNull();
-		expect(copyMeanwhile!.response.status).toBe(503);
-		const copyAfter = await send(value);
-		expect(copyAfter.workflowData).toBeUndefined();
-		expect(copyAfter.response.body).toEqual({ received: true, duplicate: true });
+		expect(meanwhile.response.status).toBe(503);
+		expect(meanwhile.workflowData).toBeUndefined();
+		expect(after.workflowData).toBeUndefined();
+		expect(after.response.body).toEqual({ received: true, duplicate: true });
 	});
 
 	it('stays as strict: in a burst, a redelivery runs nothing and two events with the same payload both run', async () => {
