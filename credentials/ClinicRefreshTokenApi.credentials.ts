@@ -20,13 +20,17 @@ import { normaliseApiBaseUrl } from './ClinicNetwork';
 /**
  * The service revokes a refresh token once used. When n8n does not save what
  * preAuthentication returns (the Test button), the rotated token would be lost and the
- * pasted one is already dead, so this process remembers the newest token of each chain.
- * It is only a fallback: the stored token comes first, because in queue mode another
- * process may have rotated the chain since (the transport re-reads the stored credential
- * when a refresh is refused).
+ * pasted one is already dead, so this process remembers the newest token of each chain,
+ * with the stored token it was rotated from. It is only a fallback, and only while the
+ * store still holds that token: once the store holds another, a process rotated the chain
+ * since (in queue mode, maybe another one), and this process's token is spent.
  */
+interface OwnNewest {
+	rotatedFrom: string;
+	token: string;
+}
 const CHAINS_KEPT = 1000;
-const newestInChain = keptInProcess('newest refresh token of each chain', `${CHAINS_KEPT} chains`, new Map<string, string>());
+const newestInChain = keptInProcess('newest refresh token of each chain', `${CHAINS_KEPT} chains`, new Map<string, OwnNewest>());
 
 export class ClinicRefreshTokenApi implements ICredentialType {
 	name = 'clinicRefreshTokenApi';
@@ -66,10 +70,10 @@ export class ClinicRefreshTokenApi implements ICredentialType {
 		return await signIn(credentials, fingerprint, async (): Promise<IDataObject> => {
 			const stored =
 				credentials.sessionFingerprint === fingerprint ? String(credentials.rotatedRefreshToken ?? '') : '';
+			const given = stored || String(credentials.refreshToken ?? '');
+			const own = newestInChain.get(fingerprint);
 			// The stored token first; this process's newest as a fallback; none the service refused before.
-			const candidates = [
-				...new Set([stored || String(credentials.refreshToken ?? ''), newestInChain.get(fingerprint) ?? '']),
-			].filter((token) => token !== '');
+			const candidates = [...new Set([given, own?.rotatedFrom === given ? own.token : ''])].filter((token) => token !== '');
 			const first = candidates[0] ?? '';
 			let used = '';
 			let outcome: ExchangeOutcome | undefined;
@@ -88,7 +92,7 @@ export class ClinicRefreshTokenApi implements ICredentialType {
 				);
 			}
 			const rotated = outcome.answer.refresh_token ?? used;
-			keepNewest(newestInChain, fingerprint, rotated, CHAINS_KEPT);
+			keepNewest(newestInChain, fingerprint, { rotatedFrom: given, token: rotated }, CHAINS_KEPT);
 			return { ...sessionFromAnswer(outcome.answer, fingerprint), rotatedRefreshToken: rotated };
 		});
 	}

@@ -128,6 +128,24 @@ test('B\'s refresh is refused because A rotated the chain: B takes the newer sto
 	expect(store.data('clinicRefreshTokenApi').rotatedRefreshToken).not.toBe(chainHead);
 });
 
+test('B\'s own newest token of the chain is older than the stored one: B sends only the stored one', async () => {
+	const store = await signedInByA('clinicRefreshTokenApi');
+	const expiredRun = async (inProcess: Helpers) => {
+		sim.expireAccessTokens();
+		return await inProcess.runClinicRequests({ authentication: 'clinicRefreshTokenApi', store, requests: GET_CONSULTATION });
+	};
+	// B renews once (it remembers that token), then A renews after it: the store moved past B's.
+	expect((await expiredRun(processB)).error).toBeUndefined();
+	expect((await expiredRun(processA)).error).toBeUndefined();
+	// A third process rotates the stored token without saving yet: B's refresh is refused.
+	await rotateElsewhere(String(store.data('clinicRefreshTokenApi').rotatedRefreshToken));
+	const before = sim.tokenRequests('refresh_token');
+	const inB = await expiredRun(processB);
+	expect(inB.error?.message).toMatch(/refused the refresh token/);
+	// The stored token only: B's own older one is spent, and sending it is one more refused reuse.
+	expect(sim.tokenRequests('refresh_token') - before).toBe(1);
+});
+
 test('nothing newer in the store: the refused refresh token is final, after one look again', async () => {
 	const store = await signedInByA('clinicRefreshTokenApi');
 	sim.revokeAllTokens();

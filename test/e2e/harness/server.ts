@@ -375,7 +375,8 @@ export class N8nServer extends LoggedProcess {
 				'GET',
 				`/executions?${query.toString()}`,
 			);
-			executions.push(...page.data);
+			// An execution listed twice counts once.
+			executions.push(...page.data.filter((e) => !executions.some((known) => String(known.id) === String(e.id))));
 			cursor = page.nextCursor ?? undefined;
 		} while (cursor);
 		return executions;
@@ -394,7 +395,11 @@ export class N8nServer extends LoggedProcess {
 			const query = new URLSearchParams({ filter: JSON.stringify(filter), limit: '100' });
 			if (lastId) query.set('lastId', lastId);
 			const page = await this.rest<{ results: Execution[] }>('GET', `/executions?${query.toString()}`);
-			const fresh = page.results.filter((e) => !summaries.some((known) => String(known.id) === String(e.id)));
+			// One page may list an execution twice: n8n 1.x puts the running ones first, and one that
+			// finished meanwhile is among the finished ones too.
+			const fresh = [...new Map(page.results.map((e) => [String(e.id), e])).values()].filter(
+				(e) => !summaries.some((known) => String(known.id) === String(e.id)),
+			);
 			if (fresh.length === 0) break;
 			summaries.push(...fresh);
 			lastId = String(Math.min(...fresh.map((e) => Number(e.id))));
