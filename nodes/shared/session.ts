@@ -26,8 +26,12 @@ const fingerprintOf: Record<IntegrationCredentialType, (c: ICredentialDataDecryp
 	clinicRefreshTokenApi: refreshSessionFingerprint,
 };
 
-/** After a refused refresh token, another process may still be saving the newer one. */
-const STORE_SETTLE_MS = 1000;
+/**
+ * After a refused refresh token, another process may still be saving the newer one (on a
+ * busy database, for seconds): n8n's store is read this many times, a second apart.
+ */
+const STORE_LOOKS = 5;
+const STORE_LOOK_EVERY_MS = 1000;
 
 export class Session {
 	/** A read of n8n's store under way after a refused token. */
@@ -104,11 +108,11 @@ export class Session {
 		return false;
 	}
 
-	/** Another process saves its new pair just after the service answered it: one more look follows a short wait. */
+	/** Another process saves its new pair just after the service answered it: more looks follow, a second apart. */
 	private async adoptAfterRefusedRefresh(type: IntegrationCredentialType, data: ICredentialDataDecryptedObject, refused: string): Promise<boolean> {
 		const refusedAccessToken = tokenAsideOf(data) ?? String(data.accessToken ?? '');
-		for (let look = 0; look < 2; look++) {
-			if (look > 0) await sleep(STORE_SETTLE_MS);
+		for (let look = 0; look < STORE_LOOKS; look++) {
+			if (look > 0) await sleep(STORE_LOOK_EVERY_MS);
 			if ((await this.adoptStoredSession(type, data, refusedAccessToken)) || refreshTokenOf(data) !== refused) return true;
 		}
 		return false;
