@@ -237,7 +237,7 @@ export async function measureQueue(bench: Bench): Promise<SectionResult> {
 		'Token requests: in the warm-up every worker starts with no sign-in, so the Clinic credential asks once per ' +
 			'worker process at most. In the measured runs each Clinic workflow has a credential of its own that was never ' +
 			'used, for the same account (API Base URL, username, password): a worker shares the sign-in it already has for it while it is valid ' +
-			'(one sign-in per account and process, `credentials/ClinicAuth.ts` `singleFlight`), so a count of 0 there is that reuse.',
+			'(one sign-in per account and process, `credentials/ClinicAuth.ts` `joinPendingSignIn`), so a count of 0 there is that reuse.',
 		'',
 		problems.length === 0
 			? `Checked in every run: each call answered 200, each execution succeeded, one \`GET /consultations/:id\` per execution reached the simulator.`

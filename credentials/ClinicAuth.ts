@@ -38,7 +38,7 @@ export function sessionNeedsNewToken(credentials: ICredentialDataDecryptedObject
  * result while it is valid. A refresh token works once, so a second exchange would fail.
  * Bounded: the least recently used sessions are forgotten first.
  */
-interface Flight {
+interface PendingSignIn {
 	staleToken: string;
 	result: Promise<IDataObject>;
 	settled?: IDataObject;
@@ -46,7 +46,7 @@ interface Flight {
 	newSigningKey: string;
 }
 const PENDING_SIGN_INS_KEPT = 200;
-const pendingSignIns = keptInProcess('pending sign-ins', `${PENDING_SIGN_INS_KEPT} credentials`, new Map<string, Flight>());
+const pendingSignIns = keptInProcess('pending sign-ins', `${PENDING_SIGN_INS_KEPT} credentials`, new Map<string, PendingSignIn>());
 
 function stillValid(session: IDataObject | undefined): boolean {
 	if (!session) return false;
@@ -95,21 +95,21 @@ export function putTokenAside(credentials: ICredentialDataDecryptedObject): void
 	credentials.accessToken = '';
 }
 
-async function singleFlight(fingerprint: string, staleToken: string, run: () => Promise<IDataObject>): Promise<Flight> {
+async function joinPendingSignIn(fingerprint: string, staleToken: string, run: () => Promise<IDataObject>): Promise<PendingSignIn> {
 	const current = pendingSignIns.get(fingerprint);
 	if (current && current.staleToken === staleToken && (!current.settled || stillValid(current.settled))) {
 		await current.result;
 		return current;
 	}
-	const flight: Flight = { staleToken, result: run(), newSigningKey: randomBytes(32).toString('hex') };
-	keepNewest(pendingSignIns, fingerprint, flight, PENDING_SIGN_INS_KEPT);
-	flight.result.then(
-		(session) => (flight.settled = session),
+	const pending: PendingSignIn = { staleToken, result: run(), newSigningKey: randomBytes(32).toString('hex') };
+	keepNewest(pendingSignIns, fingerprint, pending, PENDING_SIGN_INS_KEPT);
+	pending.result.then(
+		(session) => (pending.settled = session),
 		// A failure is not kept: the next attempt (after the user fixes the credential) runs anew.
-		() => pendingSignIns.get(fingerprint) === flight && pendingSignIns.delete(fingerprint),
+		() => pendingSignIns.get(fingerprint) === pending && pendingSignIns.delete(fingerprint),
 	);
-	await flight.result;
-	return flight;
+	await pending.result;
+	return pending;
 }
 
 /**
@@ -192,7 +192,7 @@ export function refreshTokenOf(credentials: ICredentialDataDecryptedObject): str
 }
 
 /**
- * Runs a credential's token exchange (single-flight), puts the session into the caller's
+ * Runs a credential's token exchange (one pending sign-in shared by its callers), puts the session into the caller's
  * data at once (requests waiting on the claim send with it while n8n stores it), and
  * records a failure against that data.
  */
@@ -203,11 +203,11 @@ export async function signIn(credentials: ICredentialDataDecryptedObject, finger
 		return {};
 	}
 	try {
-		const flight = await singleFlight(fingerprint, staleTokenOf(credentials), run);
+		const signedIn = await joinPendingSignIn(fingerprint, staleTokenOf(credentials), run);
 		// Only the session is shared: data keeps its own signing key, and data without one
-		// gets the flight's, so concurrent callers all store the same key.
-		const signingKey = String(credentials[WEBHOOK_SIGNING_KEY] || flight.newSigningKey);
-		const session = { ...(await flight.result), [WEBHOOK_SIGNING_KEY]: signingKey };
+		// gets the pending sign-in's, so concurrent callers all store the same key.
+		const signingKey = String(credentials[WEBHOOK_SIGNING_KEY] || signedIn.newSigningKey);
+		const session = { ...(await signedIn.result), [WEBHOOK_SIGNING_KEY]: signingKey };
 		Object.assign(credentials, session);
 		settleClaim(credentials);
 		return session;

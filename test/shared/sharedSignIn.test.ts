@@ -14,7 +14,7 @@ const { watch, run } = useSimulator((started) => (sim = started));
 
 const parameters = { authentication: 'clinicApi', ...getConsultation('1') };
 
-describe('single-flight', () => {
+describe('one pending sign-in per credential session', () => {
 	test('25 items with parallel requests: exactly one token request', async () => {
 		const items = Array.from({ length: 25 }, () => ({ json: {} }));
 		const result = await run({
