@@ -13,8 +13,9 @@ import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { keepNewest, keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { withinDeadline } from './checkDeadlines';
-import { claimAgain, claimEvent, decideClaimed, releaseClaim, type DeliveryAnswer } from './eventClaims';
-import { ranJustNow, runEvent, startRunWithoutId, unplaced, type Resolution } from './payloadRuns';
+import { watchAnswer, type WatchedAnswer } from './deliveryAnswer';
+import { claimAgain, claimEvent, decideClaimed, releaseClaim } from './eventClaims';
+import { COPY_WINDOW_MS, ranJustNow, runEvent, startRunWithoutId, unplaced, type Resolution } from './payloadRuns';
 import { EventLog } from '../shared/eventLog';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import { FreshReads } from '../shared/freshReads';
@@ -147,16 +148,23 @@ export async function resolveDelivery(
 			deadline,
 			`no answer within ${EVENT_LOG_CHECK_MS / 1000} s`,
 		);
+	// One watch of n8n's answer, kept by whatever this delivery claims or runs.
+	const answer = watchAnswer(ctx.getResponseObject());
+	const take = (event: EventRecord): Resolution => {
+		const resolution = runEvent(payloadKey, event, answer);
+		// Asked to send it again: the retry is to find the event unclaimed.
+		if (resolution.kind === 'later') releaseClaim(triggerKey, event.id);
+		return resolution;
+	};
 	// An event already read and not yet run is this delivery's: no need to read again.
-	const answer = ctx.getResponseObject();
 	const unclaimed = matchingIn(keptLogs.get(key)?.events ?? []).find((event) => claimEvent(triggerKey, event.id, answer));
-	if (unclaimed) return runEvent(payloadKey, unclaimed, answer, () => releaseClaim(triggerKey, unclaimed.id));
+	if (unclaimed) return take(unclaimed);
 	let matching: EventRecord[];
 	try {
 		matching = matchingIn(await read('recent'));
 		// Chosen and recorded in one synchronous step: two copies at once cannot both take it.
 		const chosen = matching.find((event) => claimEvent(triggerKey, event.id, answer));
-		if (chosen) return runEvent(payloadKey, chosen, answer, () => releaseClaim(triggerKey, chosen.id));
+		if (chosen) return take(chosen);
 		if (matching.length === 0 && !keptLogs.get(key)?.searched) {
 			// Logged before the events read so far: search further back.
 			matching = matchingIn(await read('deep'));
@@ -169,13 +177,13 @@ export async function resolveDelivery(
 		}
 	} catch (error) {
 		ctx.logger.warn(
-			`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); a copy of a delivery that just ran is answered as a repeat, any other starts a run without an event id`,
+			`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); a copy of a delivery that ran in the last ${COPY_WINDOW_MS / 60_000} minutes is answered as a repeat (or asked to send again while n8n has not answered the first), any other starts a run without an event id`,
 		);
 		return unplaced(payloadKey, answer);
 	}
 	if (matching.length === 0) return startRunWithoutId(payloadKey, answer);
 	const chosen = matching.find((event) => claimEvent(triggerKey, event.id, answer));
-	if (chosen) return runEvent(payloadKey, chosen, answer, () => releaseClaim(triggerKey, chosen.id));
+	if (chosen) return take(chosen);
 	const ownPath = pathOf(ctx.getNodeWebhookUrl('default'));
 	const unstored = matching.find((event) => onlyServerErrorsAt(event, ownPath) && claimAgain(triggerKey, event.id, answer));
 	if (!unstored) return { kind: 'repeat' };
@@ -184,7 +192,7 @@ export async function resolveDelivery(
 }
 
 /** Waits (to the deadline) for n8n's answers to the deliveries that claimed these events; undefined: ask the log. */
-async function decideFromAnswers(triggerKey: string, matching: EventRecord[], deadline: number, answer: DeliveryAnswer): Promise<Resolution | undefined> {
+async function decideFromAnswers(triggerKey: string, matching: EventRecord[], deadline: number, answer: WatchedAnswer): Promise<Resolution | undefined> {
 	for (;;) {
 		const decision = decideClaimed(triggerKey, matching.map((event) => event.id), answer);
 		if (decision.kind === 'askTheLog') return undefined;

@@ -2,13 +2,12 @@
  * What this process ran for each trigger and payload: what a delivery resolves to when the
  * event log cannot place it, and how runs without an event id are accounted for once a
  * later copy places their event. Each run keeps how n8n answered the delivery that started
- * it (eventClaims.ts): a run n8n refused (a server error, nothing stored) stands for nothing.
+ * it (deliveryAnswer.ts): a run n8n refused (a server error, nothing stored) stands for nothing.
  */
 import type { EventRecord } from '../shared/eventRecord';
 import { keepNewest, keptInProcess } from '../../credentials/ClinicProcessMemory';
-import { forgetClaims, pending, refused, watchAnswer, type DeliveryAnswer, type WatchedAnswer } from './eventClaims';
-
-const EMITTED_FOR_MS = 24 * 60 * 60_000;
+import { pending, recent, refused, type WatchedAnswer } from './deliveryAnswer';
+import { forgetClaims } from './eventClaims';
 
 interface Run {
 	at: number;
@@ -35,9 +34,8 @@ const PAYLOADS_KEPT = 10_000;
 const payloadRuns = keptInProcess('runs of each payload', `${PAYLOADS_KEPT} payloads`, new Map<string, PayloadRuns>());
 
 function runsOf(key: string): PayloadRuns {
-	const now = Date.now();
 	const runs = payloadRuns.get(key);
-	const standing = (run: Run) => now - run.at < EMITTED_FOR_MS && !refused(run.answer);
+	const standing = (run: Run) => recent(run.at) && !refused(run.answer);
 	return { last: runs?.last, withoutId: (runs?.withoutId ?? []).filter(standing) };
 }
 
@@ -45,39 +43,36 @@ function keepRuns(key: string, runs: PayloadRuns): void {
 	keepNewest(payloadRuns, key, runs, PAYLOADS_KEPT);
 }
 
-export function ranJustNow(key: string, answer: DeliveryAnswer): void {
-	keepRuns(key, { ...runsOf(key), last: { at: Date.now(), answer: watchAnswer(answer) } });
+export function ranJustNow(key: string, answer: WatchedAnswer): void {
+	keepRuns(key, { ...runsOf(key), last: { at: Date.now(), answer } });
 }
 
 /** The log could not answer in time: a copy of a delivery that just ran is a repeat, anything else runs without an id. */
-export function unplaced(key: string, answer: DeliveryAnswer): Resolution {
+export function unplaced(key: string, answer: WatchedAnswer): Resolution {
 	const { last } = runsOf(key);
 	if (!last || Date.now() - last.at >= COPY_WINDOW_MS || refused(last.answer)) return startRunWithoutId(key, answer);
 	return pending(last.answer) ? { kind: 'later' } : { kind: 'repeat' };
 }
 
-export function startRunWithoutId(key: string, answer: DeliveryAnswer): Resolution {
-	const run = { at: Date.now(), answer: watchAnswer(answer) };
+export function startRunWithoutId(key: string, answer: WatchedAnswer): Resolution {
+	const run = { at: Date.now(), answer };
 	keepRuns(key, { last: run, withoutId: [...runsOf(key).withoutId, run] });
 	return { kind: 'unknown' };
 }
 
 /**
  * The event just claimed, or a repeat when a run without an id of this payload already
- * stood for it; while that run's delivery is unanswered, `release` gives the claim up and
- * the delivery is to be sent again later.
+ * stood for it; while that run's delivery is unanswered, the delivery is to be sent again
+ * later (and its claim given up).
  */
-export function runEvent(key: string, event: EventRecord, answer: DeliveryAnswer, release: () => void): Resolution {
+export function runEvent(key: string, event: EventRecord, answer: WatchedAnswer): Resolution {
 	const runs = runsOf(key);
 	if (runs.withoutId.length === 0) {
-		keepRuns(key, { last: { at: Date.now(), answer: watchAnswer(answer) }, withoutId: [] });
+		keepRuns(key, { last: { at: Date.now(), answer }, withoutId: [] });
 		return { kind: 'event', event };
 	}
 	const ran = runs.withoutId.find((run) => !pending(run.answer));
-	if (!ran) {
-		release();
-		return { kind: 'later' };
-	}
+	if (!ran) return { kind: 'later' };
 	keepRuns(key, { ...runs, withoutId: runs.withoutId.filter((run) => run !== ran) });
 	return { kind: 'repeat' };
 }
