@@ -20,7 +20,7 @@ import type { Bench, Sample, SectionResult } from './lib/bench';
 import { importAll, medianOf, roundLabel } from './lib/bench';
 import { accepted, markedDuplicate, measureRun, type RunResult } from './lib/deliveryRuns';
 import { executionCounts } from './lib/executions';
-import { deliveriesReport, type DeliveryFigures } from './lib/deliveriesReport';
+import { burstAtDefaultsReport, deliveriesReport, type DeliveryFigures } from './lib/deliveriesReport';
 import type { Answer } from './lib/sender';
 import { EVENT, RECEIVERS, addresses, receiverSetup, type Receiver } from './lib/receivers';
 import { clinicCredential } from './lib/workflows';
@@ -65,7 +65,12 @@ function packBareTrigger(destination: string): string {
 	return join(destination, name);
 }
 
-export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
+/**
+ * Section 5, or with `atDefaults` section 10: only the burst, into the Clinic Trigger, the bare
+ * trigger and the Webhook node, with n8n's own defaults (no production concurrency limit:
+ * each delivery's execution starts at once, as in an n8n nobody tuned).
+ */
+export async function measureDeliveries(bench: Bench, atDefaults = false): Promise<SectionResult> {
 	const { sim, options, ctx } = bench;
 	const count = options.quick ? 300 : 2000;
 	const duplicates = options.quick ? 50 : 200;
@@ -89,8 +94,8 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 
 	const major = Number(options.version.split('.')[0]);
 	const figures: DeliveryFigures = { count, duplicates, measuredRounds, warmUp: deliveriesIn(0), concurrency: CONCURRENCY, burstEvents: BURST_EVENTS, steady: {}, flags: {}, burst: {}, flagBursts: {}, problems: [], diy: { sent: 0, passed: 0, burstPassed: 0 }, repeats: { started: 0, marked: 0, allAccepted: false }, bodyBytes: bodies('size', 1)[0].length };
-	bench.log('[5] starting n8n');
-	let env: Record<string, string> = SERVER_ENV;
+	bench.log(`[${atDefaults ? 10 : 5}] starting n8n`);
+	let env: Record<string, string> = atDefaults ? {} : SERVER_ENV;
 	let server: N8nServer = await startN8n(ctx, { env });
 	/** n8n stopped and started again with `env` (the workflows stay active). */
 	const restart = async (withEnv: Record<string, string>) => {
@@ -127,17 +132,6 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 			}
 		};
 
-		await stream(RECEIVERS, figures.steady, '');
-		const diyId = setup.workflows.diy.id!;
-		const diySteady = await passedRemoveDuplicates(server, diyId, new Set());
-		figures.diy = { sent: diySteady.ids.length, passed: diySteady.passed, burstPassed: 0 };
-
-		// Exact copies of accepted deliveries (same bytes, same signature) into the Clinic Trigger.
-		const last = bodies(`trigger-${measuredRounds}`, count).slice(-REPEATED_DELIVERIES);
-		const copies = Array.from({ length: duplicates }, (_, i) => last[i % last.length]);
-		const repeats = await run('trigger', 'trigger repeats', copies, CONCURRENCY, []);
-		figures.repeats = { started: repeats.executions, marked: repeats.answers.filter(markedDuplicate).length, allAccepted: repeats.answers.every(accepted) };
-
 		/**
 		 * The burst: every event logged, then both copies of each sent at once, each receiver on
 		 * a freshly started n8n (a burst leaves n8n's RSS high for minutes: the next one would
@@ -152,6 +146,22 @@ export async function measureDeliveries(bench: Bench): Promise<SectionResult> {
 				into[receiver] = { sample: result.sample, executions: result.executions };
 			}
 		};
+		if (atDefaults) {
+			await burst(['trigger', 'bare', 'webhook'], figures.burst, 'at defaults ');
+			for (const receiver of RECEIVERS) await server.deactivateWorkflow(setup.workflows[receiver].id!);
+			return burstAtDefaultsReport(figures, options.version);
+		}
+		await stream(RECEIVERS, figures.steady, '');
+		const diyId = setup.workflows.diy.id!;
+		const diySteady = await passedRemoveDuplicates(server, diyId, new Set());
+		figures.diy = { sent: diySteady.ids.length, passed: diySteady.passed, burstPassed: 0 };
+
+		// Exact copies of accepted deliveries (same bytes, same signature) into the Clinic Trigger.
+		const last = bodies(`trigger-${measuredRounds}`, count).slice(-REPEATED_DELIVERIES);
+		const copies = Array.from({ length: duplicates }, (_, i) => last[i % last.length]);
+		const repeats = await run('trigger', 'trigger repeats', copies, CONCURRENCY, []);
+		figures.repeats = { started: repeats.executions, marked: repeats.answers.filter(markedDuplicate).length, allAccepted: repeats.answers.every(accepted) };
+
 		// The bare trigger: what n8n costs any community trigger under a burst, before its own work.
 		await burst(['trigger', 'diy', 'bare', 'webhook'], figures.burst, '');
 		figures.diy.burstPassed = (await passedRemoveDuplicates(server, diyId, new Set(diySteady.ids))).passed;

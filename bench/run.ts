@@ -39,6 +39,7 @@ const MEASUREMENTS: Array<{ id: number; title: string; run: (bench: Bench) => Pr
 	{ id: 7, title: '7. Catch-up after downtime: Event Log Trigger vs Schedule + Get Many + Remove Duplicates', run: measureCatchUp },
 	{ id: 8, title: '8. Parallel Requests: Automatic (the default) vs the HTTP Request node', run: measureAdaptive },
 	{ id: 9, title: '9. Queue mode: 1,000 webhook-started executions on 2 workers, Clinic node vs HTTP Request node', run: measureQueue },
+	{ id: 10, title: "10. A burst of repeated deliveries with n8n's defaults", run: async (bench) => await measureDeliveries(bench, true) },
 ];
 
 interface Args extends BenchOptions {

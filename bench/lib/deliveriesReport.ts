@@ -27,6 +27,59 @@ export interface DeliveryFigures {
 
 type Median = (samples: Sample[], key: keyof Sample) => number;
 
+type BurstFigures = { sample: Sample; executions: number };
+
+function burstRow(label: string, b: BurstFigures | undefined, webhookRss: number): string[] {
+	return [
+		label,
+		String(b?.executions ?? '-'),
+		fmt((b?.sample.settleMs ?? Number.NaN) / 1000, 1),
+		mib(b?.sample.startRss),
+		mib(b?.sample.peakRss),
+		fmt((b?.sample.peakRss ?? Number.NaN) / webhookRss, 2) + 'x',
+	];
+}
+
+const BURST_TABLE_HEADER = ['Receiver', 'executions', 'all finished after s', 'RSS MiB at the start', 'peak RSS MiB', 'peak RSS vs the Webhook node in the same setting'];
+
+/** The burst goal: one execution per event, peak RSS within the Webhook node's + 10% in the same setting. */
+function burstGoal(section: number, f: DeliveryFigures): Goal {
+	const rss = (r: Receiver) => f.burst[r]?.sample.peakRss ?? Number.NaN;
+	const executions = f.burst.trigger?.executions;
+	return {
+		text: `(${section}) burst: one execution per event (${f.burstEvents}), peak RSS <= the Webhook node's + 10%`,
+		met: executions === f.burstEvents && rss('trigger') / rss('webhook') <= 1.1,
+		detail:
+			`${executions} executions for ${f.burstEvents} events; peak RSS ${mib(rss('trigger'))} MiB against ` +
+			`${mib(rss('webhook'))} MiB = ${fmt(rss('trigger') / rss('webhook'), 2)}x; the bare community trigger ` +
+			`${mib(rss('bare'))} MiB = ${fmt(rss('bare') / rss('webhook'), 2)}x (what n8n costs any community trigger)`,
+	};
+}
+
+const BURST_TEXT = (f: DeliveryFigures) =>
+	`Burst: ${f.burstEvents} events, each sent twice, all ${f.burstEvents * 2} deliveries at once (the Clinic Trigger's events logged ` +
+	'before any is sent, as after an outage). Executions: all the burst started; seconds until every one finished; peak RSS of ' +
+	'`n8n start` meanwhile, each receiver on a freshly started n8n. The Webhook node runs every copy';
+
+/** Section 10: the burst with n8n's defaults. */
+export function burstAtDefaultsReport(f: DeliveryFigures, version: string): SectionResult {
+	const webhookRss = f.burst.webhook?.sample.peakRss ?? Number.NaN;
+	const rows = (Object.keys(f.burst) as Receiver[]).map((r) => burstRow(LABELS[r], f.burst[r], webhookRss));
+	const markdown = [
+		`${BURST_TEXT(f)}. n8n as installed: no \`N8N_CONCURRENCY_PRODUCTION_LIMIT\` (section 5 sets 16), so every accepted ` +
+			"delivery's execution starts at once, each with its own expression isolate (n8n 2.x's Webhook node included); with a " +
+			'limit, a delivery to a community trigger keeps its webhook-phase isolate until its execution may start (section 5).',
+		'',
+		table(BURST_TABLE_HEADER, rows),
+	].join('\n');
+	const problems = f.problems.map((p) => `${p.receiver}: ${p.text}`);
+	const goals: Goal[] = [
+		burstGoal(10, f),
+		{ text: '(10) every burst delivery accepted and executed', met: problems.length === 0, detail: problems.length ? `PROBLEMS: ${problems.join('; ')}` : 'all' },
+	];
+	return { title: `10. A burst of repeated deliveries with n8n's defaults (n8n ${version})`, markdown, goals };
+}
+
 export function deliveriesReport(f: DeliveryFigures, version: string, median: Median): SectionResult {
 	const major = Number(version.split('.')[0]);
 	const m = (samples: Sample[] | undefined, key: keyof Sample) => (samples?.length ? median(samples, key) : Number.NaN);
@@ -47,18 +100,8 @@ export function deliveriesReport(f: DeliveryFigures, version: string, median: Me
 			steadyRow(`${LABELS[r]}, ${flag}`, samples[r], m(samples[r], 'itemsPerSecond') / m(samples.webhookHeaderAuth, 'itemsPerSecond')),
 		),
 	);
-	const burst = (r: Receiver) => f.burst[r];
-	const burstRss = (r: Receiver) => burst(r)?.sample.peakRss ?? Number.NaN;
-	const burstRow = (label: string, b: { sample: Sample; executions: number } | undefined, webhookRss: number) => [
-		label,
-		String(b?.executions ?? '-'),
-		fmt((b?.sample.settleMs ?? Number.NaN) / 1000, 1),
-		mib(b?.sample.startRss),
-		mib(b?.sample.peakRss),
-		fmt((b?.sample.peakRss ?? Number.NaN) / webhookRss, 2) + 'x',
-	];
 	const burstRows = [
-		...(Object.keys(f.burst) as Receiver[]).map((r) => burstRow(LABELS[r], burst(r), burstRss('webhook'))),
+		...(Object.keys(f.burst) as Receiver[]).map((r) => burstRow(LABELS[r], f.burst[r], f.burst.webhook?.sample.peakRss ?? Number.NaN)),
 		...Object.entries(f.flagBursts).flatMap(([flag, bursts]) =>
 			(Object.keys(bursts) as Receiver[]).map((r) => burstRow(`${LABELS[r]}, ${flag}`, bursts[r], bursts.webhook?.sample.peakRss ?? Number.NaN)),
 		),
@@ -97,14 +140,7 @@ export function deliveriesReport(f: DeliveryFigures, version: string, median: Me
 			met: f.repeats.started === 0 && f.repeats.allAccepted,
 			detail: `${f.repeats.started} executions started, ${f.repeats.marked} answered {duplicate: true}`,
 		},
-		{
-			text: `(5) burst: one execution per event (${f.burstEvents}), peak RSS <= the Webhook node's + 10%`,
-			met: burst('trigger')?.executions === f.burstEvents && burstRss('trigger') / burstRss('webhook') <= 1.1,
-			detail:
-				`${burst('trigger')?.executions} executions for ${f.burstEvents} events; peak RSS ${mib(burstRss('trigger'))} MiB against ` +
-				`${mib(burstRss('webhook'))} MiB = ${fmt(burstRss('trigger') / burstRss('webhook'), 2)}x; the bare community trigger ` +
-				`${mib(burstRss('bare'))} MiB = ${fmt(burstRss('bare') / burstRss('webhook'), 2)}x (what n8n costs any community trigger)`,
-		},
+		burstGoal(5, f),
 	];
 	const markdown = [
 		`One \`n8n start\` with every receiver's workflow active. Steady stream: ${f.count} deliveries per run ` +
@@ -125,13 +161,11 @@ export function deliveriesReport(f: DeliveryFigures, version: string, median: Me
 			`Repeats: ${f.duplicates} exact copies of the last accepted deliveries to the Clinic Trigger: ` +
 			`${f.repeats.started} executions, ${f.repeats.marked} answered \`{duplicate: true}\`.`,
 		'',
-		`Burst: ${f.burstEvents} events, each sent twice, all ${f.burstEvents * 2} deliveries at once (the Clinic Trigger's events logged ` +
-			'before any is sent, as after an outage). Executions: all the burst started; seconds until every one finished; peak RSS of ' +
-			'`n8n start` meanwhile. The Webhook node runs every copy; the do-it-yourself workflow starts an execution for every copy ' +
+		`${BURST_TEXT(f)}; the do-it-yourself workflow starts an execution for every copy ` +
 			`and its Remove Duplicates node is to stop the second inside it: it let ${f.diy.burstPassed} of the ${f.burstEvents * 2} through ` +
 			`(in the steady stream, ${f.diy.passed} of ${f.diy.sent} unique deliveries passed its signature check and Remove Duplicates).`,
 		'',
-		table(['Receiver', 'executions', 'all finished after s', 'RSS MiB at the start', 'peak RSS MiB', 'peak RSS vs the Webhook node in the same setting'], burstRows),
+		table(BURST_TABLE_HEADER, burstRows),
 	].join('\n');
 	return { title: `5. Signed deliveries: Clinic Trigger vs Webhook node (n8n ${version})`, markdown, goals };
 }
