@@ -22,19 +22,19 @@ export function sectionsFromMarkdown(markdown: string): StoredSection[] {
 	const measuredAt = /^\| Date +\| +([^ |]+) +\|/m.exec(markdown)?.[1] ?? '';
 	const goals = new Map<number, Goal[]>();
 	for (const line of markdown.split('\n')) {
-		const cells = /^\| \((\d)\) /.test(line) ? line.split(' | ').map((cell) => cell.replace(/^\| |\s*\|$/g, '').trim()) : [];
+		const cells = /^\| \((\d+)\) /.test(line) ? line.split(' | ').map((cell) => cell.replace(/^\| |\s*\|$/g, '').trim()) : [];
 		if (cells.length < 3) continue;
-		const id = Number(/^\((\d)\)/.exec(cells[0])![1]);
+		const id = Number(/^\((\d+)\)/.exec(cells[0])![1]);
 		const goal = { text: cells[0], met: GOAL_RESULT[cells[1]], detail: cells.slice(2).join(' | ') };
 		goals.set(id, [...(goals.get(id) ?? []), goal]);
 	}
 	return markdown
-		.split(/^## (?=\d\. )/m)
+		.split(/^## (?=\d+\. )/m)
 		.slice(1)
 		.map((chunk) => {
 			const [title, ...body] = chunk.split('\n');
 			const markdown = body.join('\n').replace(/^Measured .* with `[^`]*`\.\n\n/, '').trim();
-			const id = Number(/^(\d)\./.exec(title)![1]);
+			const id = Number(/^(\d+)\./.exec(title)![1]);
 			return { id, title: title.trim(), markdown, goals: goals.get(id) ?? [], measuredAt, command };
 		});
 }
