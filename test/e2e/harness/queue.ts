@@ -20,7 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { N8nHarnessError, type N8nContext } from './context';
 import { getFreePort } from './env';
 import { LoggedProcess } from './processes';
-import { startN8n, waitFor, fatal, type N8nServer } from './server';
+import { answersStatus, startN8n, waitFor, fatal, type N8nServer } from './server';
 import { startQueueServices, type QueueServices } from './services';
 
 /** A running `n8n worker` or `n8n webhook`. */
@@ -146,8 +146,7 @@ async function waitReady(ctx: N8nContext, process: N8nProcess, line: RegExp, tim
 			}
 			if (!line.test(process.log())) return undefined;
 			if (!process.baseUrl) return true;
-			const response = await fetch(`${process.baseUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
-			return response.ok ? true : undefined;
+			return await answersStatus(process.baseUrl);
 		},
 		{ timeoutMs, intervalMs: 250, onTimeout: () => process.logTail(80) },
 	);

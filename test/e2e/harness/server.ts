@@ -63,7 +63,7 @@ export interface Execution {
 }
 
 export interface StartOptions {
-	/** Wait for /healthz and the "Editor is now accessible" line (default 3 minutes). */
+	/** Wait for n8n's status endpoint and the "Editor is now accessible" line (default 3 minutes). */
 	timeoutMs?: number;
 	/** Extra environment for this process. */
 	env?: Record<string, string | undefined>;
@@ -434,8 +434,14 @@ export class N8nServer extends LoggedProcess {
 	}
 }
 
+/** n8n's status endpoint answers OK (true), else undefined: for `waitFor`. */
+export async function answersStatus(baseUrl: string): Promise<true | undefined> {
+	const response = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
+	return response.ok ? true : undefined;
+}
+
 /**
- * Starts `n8n start` in the context, waits for /healthz and for n8n's "Editor is now
+ * Starts `n8n start` in the context, waits for n8n's status endpoint and for its "Editor is now
  * accessible" line (printed after it activated the active workflows, or on 2.x after
  * the publication service started), then sets up the owner and an API key.
  */
@@ -460,8 +466,7 @@ export async function startN8n(ctx: N8nContext, options: StartOptions = {}): Pro
 					);
 				}
 				if (!/Editor is now accessible via/.test(server.log())) return undefined;
-				const response = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
-				return response.ok ? true : undefined;
+				return await answersStatus(baseUrl);
 			},
 			{ timeoutMs, intervalMs: 250, onTimeout: () => server.logTail(80) },
 		);
