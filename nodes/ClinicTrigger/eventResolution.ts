@@ -150,21 +150,26 @@ export async function resolveDelivery(
 		);
 	// One watch of n8n's answer, kept by whatever this delivery claims or runs.
 	const answer = watchAnswer(ctx.getResponseObject());
-	const take = (event: EventRecord): Resolution => {
-		const resolution = runEvent(payloadKey, event, answer);
+	/**
+	 * Claims the oldest of `events` not claimed yet, in one synchronous step (two copies at
+	 * once cannot both take it), and runs it; undefined when every one is claimed.
+	 */
+	const takeUnclaimed = (events: EventRecord[]): Resolution | undefined => {
+		const chosen = events.find((event) => claimEvent(triggerKey, event.id, answer));
+		if (!chosen) return undefined;
+		const resolution = runEvent(payloadKey, chosen, answer);
 		// Asked to send it again: the retry is to find the event unclaimed.
-		if (resolution.kind === 'later') releaseClaim(triggerKey, event.id);
+		if (resolution.kind === 'later') releaseClaim(triggerKey, chosen.id);
 		return resolution;
 	};
 	// An event already read and not yet run is this delivery's: no need to read again.
-	const unclaimed = matchingIn(keptLogs.get(key)?.events ?? []).find((event) => claimEvent(triggerKey, event.id, answer));
-	if (unclaimed) return take(unclaimed);
+	const fromKept = takeUnclaimed(matchingIn(keptLogs.get(key)?.events ?? []));
+	if (fromKept) return fromKept;
 	let matching: EventRecord[];
 	try {
 		matching = matchingIn(await read('recent'));
-		// Chosen and recorded in one synchronous step: two copies at once cannot both take it.
-		const chosen = matching.find((event) => claimEvent(triggerKey, event.id, answer));
-		if (chosen) return take(chosen);
+		const taken = takeUnclaimed(matching);
+		if (taken) return taken;
 		if (matching.length === 0 && !keptLogs.get(key)?.searched) {
 			// Logged before the events read so far: search further back.
 			matching = matchingIn(await read('deep'));
@@ -182,8 +187,8 @@ export async function resolveDelivery(
 		return unplaced(payloadKey, answer);
 	}
 	if (matching.length === 0) return startRunWithoutId(payloadKey, answer);
-	const chosen = matching.find((event) => claimEvent(triggerKey, event.id, answer));
-	if (chosen) return take(chosen);
+	const taken = takeUnclaimed(matching);
+	if (taken) return taken;
 	const ownPath = pathOf(ctx.getNodeWebhookUrl('default'));
 	const unstored = matching.find((event) => onlyServerErrorsAt(event, ownPath) && claimAgain(triggerKey, event.id, answer));
 	if (!unstored) return { kind: 'repeat' };
