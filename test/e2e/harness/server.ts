@@ -375,8 +375,7 @@ export class N8nServer extends LoggedProcess {
 				'GET',
 				`/executions?${query.toString()}`,
 			);
-			// An execution listed twice counts once.
-			executions.push(...page.data.filter((e) => !executions.some((known) => String(known.id) === String(e.id))));
+			executions.push(...notListedYet(page.data, executions));
 			cursor = page.nextCursor ?? undefined;
 		} while (cursor);
 		return executions;
@@ -395,11 +394,7 @@ export class N8nServer extends LoggedProcess {
 			const query = new URLSearchParams({ filter: JSON.stringify(filter), limit: '100' });
 			if (lastId) query.set('lastId', lastId);
 			const page = await this.rest<{ results: Execution[] }>('GET', `/executions?${query.toString()}`);
-			// One page may list an execution twice: n8n 1.x puts the running ones first, and one that
-			// finished meanwhile is among the finished ones too.
-			const fresh = [...new Map(page.results.map((e) => [String(e.id), e])).values()].filter(
-				(e) => !summaries.some((known) => String(known.id) === String(e.id)),
-			);
+			const fresh = notListedYet(page.results, summaries);
 			if (fresh.length === 0) break;
 			summaries.push(...fresh);
 			lastId = String(Math.min(...fresh.map((e) => Number(e.id))));
@@ -432,6 +427,16 @@ export class N8nServer extends LoggedProcess {
 			{ timeoutMs: options.timeoutMs ?? 60_000, intervalMs: 300, onTimeout: () => this.logTail(40) },
 		);
 	}
+}
+
+/**
+ * The executions of `page` not among `known`, each once. n8n 1.x may list an execution
+ * twice, within one page too: the running ones first, and one that finished meanwhile among
+ * the finished ones as well.
+ */
+function notListedYet<T extends { id: unknown }>(page: T[], known: T[]): T[] {
+	const seen = new Set(known.map((e) => String(e.id)));
+	return page.filter((e) => !seen.has(String(e.id)) && seen.add(String(e.id)));
 }
 
 /** n8n's status endpoint answers OK (true), else undefined: for `waitFor`. */
