@@ -6,7 +6,7 @@ import { Container } from '@n8n/di';
 import { BinaryDataService } from 'n8n-core';
 import type { IBinaryData, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { forgetProcessMemory, runClinicNode } from '../helpers';
+import { forgetProcessMemory, runClinicNode, stopPendingRuns } from '../helpers';
 import type { RunClinicNodeOptions, RunClinicNodeResult } from '../helpers';
 import { passwordCredentialData, startSimulator } from '../simulator';
 import type { RequestLogEntry, Simulator, SimulatorOptions } from '../simulator';
@@ -33,7 +33,9 @@ export function useSimulator(options: SimulatorOptions = {}): Harness {
 		// Each test starts as a fresh n8n process would: nothing learned about the host or a session.
 		forgetProcessMemory();
 	});
-	afterEach(() => {
+	afterEach(async () => {
+		// A test that timed out stops its own run: nothing it would still send reaches the next test.
+		await stopPendingRuns();
 		expect(harness.sim.internalErrors()).toEqual([]);
 	});
 	harness.run = async (parameters, options = {}) =>

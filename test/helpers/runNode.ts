@@ -49,6 +49,8 @@ export interface RunClinicNodeOptions {
 	nodeName?: string;
 	/** The node's version (default 1, as saved workflows from before version 1.1 hold it). */
 	typeVersion?: number;
+	/** Stops the execution when aborted, as n8n's Stop button does. */
+	signal?: AbortSignal;
 }
 
 export interface RunClinicNodeResult {
@@ -67,6 +69,24 @@ export interface RunClinicNodeResult {
 }
 
 const TRIGGER_NAME = 'When clicking ‘Execute workflow’';
+
+/** Executions not ended yet: a test that timed out stops its own (`stopPendingRuns`). */
+const pendingRuns = new Set<{ cancel(): void; done: Promise<unknown> }>();
+
+/**
+ * Stops every execution still running (as n8n's Stop button does) and waits up to `waitMs`
+ * for them to end, so that a test that timed out sends nothing into the next one. Returns
+ * how many were stopped.
+ */
+export async function stopPendingRuns(waitMs = 10_000): Promise<number> {
+	const runs = [...pendingRuns];
+	for (const run of runs) run.cancel();
+	let timer: NodeJS.Timeout | undefined;
+	const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)));
+	await Promise.race([Promise.allSettled(runs.map(async (run) => await run.done)), bound]);
+	clearTimeout(timer);
+	return runs.length;
+}
 
 /** Puts the given credentials into the store (new ones added, existing ones edited). */
 export function applyCredentials(store: CredentialStore, credentials: ClinicCredentialsInput = {}): void {
@@ -148,15 +168,22 @@ export async function runNodeInWorkflow(
 	const items = options.items ?? [{ json: {} }];
 	let run: IRun | undefined;
 	let thrown: ExecutionError | undefined;
+	let pending: { cancel(): void; done: Promise<unknown> } | undefined;
 	try {
-		run = await new WorkflowExecute(additionalData, mode).run({
+		const execution = new WorkflowExecute(additionalData, mode).run({
 			workflow,
 			startNode: workflow.getNode(TRIGGER_NAME) ?? undefined,
 			pinData: { [TRIGGER_NAME]: items },
 		});
+		pending = { cancel: () => execution.cancel(), done: execution };
+		pendingRuns.add(pending);
+		options.signal?.addEventListener('abort', () => execution.cancel(), { once: true });
+		run = await execution;
 	} catch (error) {
 		// n8n refuses to start a workflow whose nodes have issues (a required parameter empty).
 		thrown = error as ExecutionError;
+	} finally {
+		if (pending) pendingRuns.delete(pending);
 	}
 
 	const ranNode = workflow.getNode(nodeName) as INode;

@@ -25,11 +25,10 @@ function itemList(indexes: number[]): string {
 }
 
 /** What a stopped run's error adds when earlier items already changed something at the service. */
-function alreadySentNote(done: number[]): string {
-	return (
-		`${done.length === 1 ? 'Item' : 'Items'} ${itemList(done)} had already been sent and done when the run stopped; their results are not passed on, ` +
-		'and running the workflow again sends them again. To keep going past failed items, set the node\'s Settings → On Error to "Continue".'
-	);
+function alreadySentNote(done: number[], stoppedByUser = false): string {
+	const sent = `${done.length === 1 ? 'Item' : 'Items'} ${itemList(done)} had already been sent and done when the run stopped; their results are not passed on, `;
+	if (stoppedByUser) return `${sent}and running the workflow again sends them again.`;
+	return `${sent}and running the workflow again sends them again. To keep going past failed items, set the node's Settings → On Error to "Continue".`;
 }
 
 function errorItem({ message, description, httpCode }: NodeApiError, itemIndex: number): INodeExecutionData {
@@ -74,6 +73,15 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		}
 	});
 
+	if (scheduler.cancelled) {
+		// Requests in flight are cut off by the stop itself: their failure is not the item's.
+		const write = writeMode(resource, operation) !== undefined;
+		const done = write ? results.flatMap((output, index) => (output ? [index] : [])) : [];
+		const cutOff = write && failure ? ` Item ${failure.itemIndex + 1} was being sent: check it at the service before running it again.` : '';
+		throw new NodeOperationError(this.getNode(), 'The execution was stopped before every item was sent', {
+			description: (done.length > 0 ? alreadySentNote(done, true) : '') + cutOff || undefined,
+		});
+	}
 	if (failure) {
 		const error =
 			failure.error instanceof NodeApiError || failure.error instanceof NodeOperationError

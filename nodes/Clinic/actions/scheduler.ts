@@ -14,7 +14,7 @@ import { writeMode } from './writes';
 
 export const MAX_PARALLEL_REQUESTS = WINDOW_CEILING;
 
-/** An item that had not had its turn when an earlier item failed and the run stopped. */
+/** An item that had not had its turn when an earlier item failed or the execution was stopped. */
 export class TurnCancelled extends Error {}
 
 /** Items started back to back before answers are handled again (back to back costs n8n less per item). */
@@ -35,6 +35,8 @@ export class ItemScheduler implements RequestGate {
 	private next = 0;
 	/** Items above this one get no turn: an item failed and the run stops there. */
 	private lastAllowed = Infinity;
+	/** Set when the execution is stopped (n8n's Stop button, a workflow timeout): nothing more goes out. */
+	private readonly cancelSignal: AbortSignal | undefined;
 
 	/**
 	 * Automatic (the default) lets the host's limiter find the pace, up to the maximum, and
@@ -52,6 +54,13 @@ export class ItemScheduler implements RequestGate {
 			this.turns = writeMode(resource, operation) === 'oneAtATime' ? 1 : maximum;
 			this.limit = { maximum, adaptive: true };
 		}
+		this.cancelSignal = ctx.getExecutionCancelSignal?.();
+		this.cancelSignal?.addEventListener('abort', () => this.stopAfter(-1), { once: true });
+	}
+
+	/** True once the execution was stopped. */
+	get cancelled(): boolean {
+		return this.cancelSignal?.aborted === true;
 	}
 
 	/**
@@ -96,7 +105,11 @@ export class ItemScheduler implements RequestGate {
 	/** The item's turn, then a place in the host's limiter. */
 	async acquire(itemIndex: number, host: string, retry: boolean): Promise<(outcome: AttemptOutcome) => void> {
 		await this.take(itemIndex);
-		return await limiterFor(host).acquire(this.limit, retry);
+		const release = await limiterFor(host).acquire(this.limit, retry);
+		if (!this.cancelled) return release;
+		// Stopped while this request waited for the host: it is not sent.
+		release({});
+		throw new TurnCancelled();
 	}
 
 	/** Resolves once the item holds a turn; an item keeps its turn until it ends. */
