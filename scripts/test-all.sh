@@ -54,11 +54,14 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	# One jest process per lane: its report in .test-results/e2e-<lane>.json, its output in
 	# e2e-<lane>.log; the summary counts every lane.
 	# Each lane takes its ports from its own range (N8N_E2E_PORTS, test/e2e/harness/env.ts).
+	# Every n8n process a test file starts is recorded (scripts/e2e-report.mjs counts them).
+	export N8N_E2E_PROCESS_LOG="$PWD/$results/n8n-processes.jsonl"
 	lane() {
-		local name=$1 ports=$2
+		local name=$1 ports=$2 started=$SECONDS
 		shift 2
 		N8N_E2E_PORTS=$ports npx jest --selectProjects e2e --runInBand "$@" --json --outputFile="$results/e2e-$name.json" >"$results/e2e-$name.log" 2>&1
 		echo $? >"$results/e2e-$name.exit"
+		echo "$name $((SECONDS - started))" >>"$results/lane-times"
 	}
 	# Queue mode first and alone: its sessions race between processes, so it gets the machine.
 	queue='test/e2e/queueMode\.test\.ts'
@@ -78,4 +81,5 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 fi
 
 step "summary"
+[ "${SKIP_E2E:-}" = "1" ] || node scripts/e2e-report.mjs "$results"
 node scripts/test-summary.mjs "$results"

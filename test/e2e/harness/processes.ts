@@ -104,7 +104,9 @@ export function spawnLogged(command: string, args: string[], options: SpawnOptio
 	}
 	live.add(child);
 	installHandlers();
+	const startedAt = Date.now();
 	child.once('exit', (code, signal) => {
+		recordProcess(command, args, startedAt);
 		live.delete(child);
 		if (live.size === 0) uninstallHandlers();
 		try {
@@ -114,6 +116,24 @@ export function spawnLogged(command: string, args: string[], options: SpawnOptio
 		}
 	});
 	return child;
+}
+
+/**
+ * With N8N_E2E_PROCESS_LOG set (npm run test:all sets it), one JSON line per process that
+ * ended: which test file started it, the command, and how long it ran. The e2e report
+ * (scripts/e2e-report.mjs) counts them per file and lane: where the machine's time goes.
+ */
+function recordProcess(command: string, args: string[], startedAt: number): void {
+	const file = process.env.N8N_E2E_PROCESS_LOG;
+	if (!file) return;
+	const testPath = (globalThis as { expect?: { getState?: () => { testPath?: string } } }).expect?.getState?.().testPath;
+	const n8nCommand = args[0]?.endsWith('/n8n') || args[0]?.endsWith('n8n.js') ? args[1] : undefined;
+	const line = { file: testPath, command: n8nCommand ? `n8n ${n8nCommand}` : command.split('/').pop(), ms: Date.now() - startedAt };
+	try {
+		appendFileSync(file, `${JSON.stringify(line)}\n`);
+	} catch {
+		// the report is a diagnostic; a test never fails on it
+	}
 }
 
 /**
