@@ -4,6 +4,8 @@ const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 module.exports = {
 	// Bounds a hang only: no verdict depends on how fast the machine is (e2e tests set their own).
 	testTimeout: 60_000,
+	// A run ends once its tests have: a handle a test left open is named, not waited on.
+	reporters: ['default', '<rootDir>/test/helpers/exitGuard.cjs'],
 	projects: [
 		{
 			displayName: 'unit',
