@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 results=.test-results
 rm -rf "$results" && mkdir -p "$results"
 
-step() { printf '\n== %s\n' "$*"; }
+step() { printf '\n== %s (at %d s)\n' "$*" "$SECONDS"; }
 # A failed step counts one failure in the summary line; `what` names it there.
 failed() { echo "$1" >>"$results/failed-steps"; }
 
@@ -59,7 +59,8 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	lane() {
 		local name=$1 ports=$2 started=$SECONDS
 		shift 2
-		N8N_E2E_PORTS=$ports npx jest --selectProjects e2e --runInBand "$@" --json --outputFile="$results/e2e-$name.json" >"$results/e2e-$name.log" 2>&1
+		# A lane never outlives CI's bound: whatever a test does, jest is stopped after 40 minutes.
+		N8N_E2E_PORTS=$ports timeout --kill-after=30s 40m npx jest --selectProjects e2e --runInBand "$@" --json --outputFile="$results/e2e-$name.json" >"$results/e2e-$name.log" 2>&1
 		echo $? >"$results/e2e-$name.exit"
 		echo "$name $((SECONDS - started))" >>"$results/lane-times"
 	}

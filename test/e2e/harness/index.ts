@@ -7,6 +7,7 @@
  *   package.ts   installPackage(userFolder, tarball): as n8n's Community Nodes screen does
  *   context.ts   createN8nContext(options) -> N8nContext (temp folder, logs, port, processes)
  *   cli.ts       importCredentials, importWorkflow(s), executeWorkflow, nodeItems/nodeJson
+ *   manualRun.ts runManually(server, id): a run from the Manual Trigger in a running n8n
  *   server.ts    startN8n(ctx) -> N8nServer: owner, API key, activate/deactivate,
  *                publication status, executions, webhooks
  *   jest.ts      useN8nContext(options): beforeAll/afterAll + logs on failure
@@ -21,6 +22,7 @@ export * from './package';
 export * from './context';
 export * from './cli';
 export * from './server';
+export * from './manualRun';
 export * from './jest';
 export { tailFile } from './processes';
 export * from './services';

@@ -401,15 +401,16 @@ export class N8nServer extends LoggedProcess {
 		}
 		summaries.sort((a, b) => Number(b.id) - Number(a.id));
 		if (options.includeData === false) return summaries;
+		return await Promise.all(summaries.map(async (summary) => await this.getExecution(summary.id)));
+	}
+
+	/** One execution with its data, through the REST API (both versions, any mode). */
+	async getExecution(id: string | number): Promise<Execution> {
 		// n8n's own copy of `flatted`, the format it stores and answers execution data in.
 		const flatted = require(join(this.ctx.install.dir, 'node_modules', 'flatted')) as { parse(text: string): unknown };
-		return await Promise.all(
-			summaries.map(async (summary) => {
-				const full = await this.rest<Execution & { data?: unknown }>('GET', `/executions/${summary.id}`);
-				const data = typeof full.data === 'string' ? (flatted.parse(full.data) as Execution['data']) : full.data;
-				return { ...full, data } as Execution;
-			}),
-		);
+		const full = await this.rest<Execution & { data?: unknown }>('GET', `/executions/${id}`);
+		const data = typeof full.data === 'string' ? (flatted.parse(full.data) as Execution['data']) : full.data;
+		return { ...full, data } as Execution;
 	}
 
 	/**

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The whole CI run (`bash .ci/run` with CI=true) on a fresh clone of this repository's HEAD,
+# with busy loops beside it, as a contributor's or CI's loaded machine would run it. Reports
+# the total time, each step's and lane's time, and the machine's load while it ran.
+#
+#   bash scripts/load-check.sh              one busy loop, caches as they are
+#   bash scripts/load-check.sh --loops 0    no load
+#   bash scripts/load-check.sh --fresh      also moves ~/.cache/n8n-nodes-clinic and ~/.npm
+#                                           aside for the run (put back afterwards)
+set -uo pipefail
+loops=1
+fresh=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--loops) loops=$2; shift 2 ;;
+		--fresh) fresh=1; shift ;;
+		*) echo "unknown option $1" >&2; exit 2 ;;
+	esac
+done
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d /tmp/load-check-XXXXXX)
+git clone --quiet "$repo" "$work/clone"
+echo "load check: $(git -C "$work/clone" log --oneline -1), $loops busy loop(s), fresh caches: $fresh, in $work"
+
+cache="${N8N_CLINIC_CACHE:-$HOME/.cache/n8n-nodes-clinic}"
+restore() {
+	if [ "$fresh" = 1 ]; then
+		[ -e "$work/n8n-cache" ] && rm -rf "$cache" && mv "$work/n8n-cache" "$cache"
+		[ -e "$work/npm-cache" ] && rm -rf "$HOME/.npm" && mv "$work/npm-cache" "$HOME/.npm"
+	fi
+	for pid in ${busy:-} ${sampler:-}; do kill "$pid" 2>/dev/null; done
+}
+trap restore EXIT
+if [ "$fresh" = 1 ]; then
+	[ -e "$cache" ] && mv "$cache" "$work/n8n-cache"
+	[ -e "$HOME/.npm" ] && mv "$HOME/.npm" "$work/npm-cache"
+fi
+
+busy=""
+for _ in $(seq 1 "$loops"); do
+	sh -c 'while :; do :; done' &
+	busy="$busy $!"
+done
+# The 1-minute load average every 15 s.
+(while :; do cut -d' ' -f1 /proc/loadavg >>"$work/load"; sleep 15; done) &
+sampler=$!
+
+started=$SECONDS
+(cd "$work/clone" && CI=true bash .ci/run) >"$work/ci.log" 2>&1
+status=$?
+elapsed=$((SECONDS - started))
+
+results="$work/clone/.test-results"
+echo "load check: .ci/run exit $status after $((elapsed / 60)) min $((elapsed % 60)) s"
+[ -f "$results/lane-times" ] && awk '{ printf "  lane %-7s %5.1f min\n", $1, $2 / 60 }' "$results/lane-times"
+awk '{ sum += $1; if ($1 > max) max = $1; n++ } END { if (n) printf "  load average (1 min): mean %.1f, max %.1f over %d samples\n", sum / n, max, n }' "$work/load"
+node "$work/clone/scripts/e2e-report.mjs" "$results" 2>/dev/null | grep 'n8n processes'
+tail -1 "$work/ci.log"
+echo "full log: $work/ci.log"
+exit "$status"
