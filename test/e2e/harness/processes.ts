@@ -194,6 +194,7 @@ export async function runLogged(command: string, args: string[], options: RunOpt
 	}, options.timeoutMs);
 	const [exitCode, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
 	clearTimeout(timer);
+	recordProcess(command, args, started);
 	appendFileSync(options.logFile, `\n[harness] exited: code ${exitCode}, signal ${signal}${timedOut ? ' (timed out)' : ''}\n`);
 	killGroup(child, 'SIGKILL'); // grandchildren left behind (task runners), if any
 	live.delete(child);
