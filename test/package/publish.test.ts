@@ -10,7 +10,8 @@
  *   step): the package is built in that run (a stale file left in dist/ is gone, every file is
  *   written after the run's start), npm packs that build and asks GitHub's OIDC endpoint for a
  *   sigstore identity to sign its provenance. The endpoint here is a test double that refuses,
- *   so the publish stops there, before anything is uploaded.
+ *   so the publish stops there, before anything is uploaded. The same with lifecycle scripts
+ *   on (NPM_CONFIG_IGNORE_SCRIPTS=false overriding .npmrc): the workflow needs neither setting.
  *
  * Nothing leaves the machine: the registry and the OIDC endpoint are this file's HTTP server.
  */
@@ -132,12 +133,19 @@ describe('npm publish of a clean clone', () => {
 		expect(requests.filter((request) => request.method !== 'GET')).toEqual([]);
 	}, 90_000);
 
-	it("on GitHub Actions, the workflow's publish step builds the package in that run and asks to sign its provenance", async () => {
+	// The repository's .npmrc says ignore-scripts=true; the workflow must not depend on it.
+	it.each([
+		['true', []],
+		// With scripts on, prepublishOnly (n8n-node prerelease) passes under RELEASE_MODE and
+		// prepack builds once more, in the same run.
+		['false', ['run build provenance=true release_mode=true']],
+	])("on GitHub Actions (ignore-scripts=%s), the workflow's publish step builds the package in that run and asks to sign its provenance", async (ignoreScripts, lifecycleCalls) => {
 		const workflow = parseYaml(readFileSync(join(clone, '.github', 'workflows', 'publish.yml'), 'utf8'));
 		const step = (workflow.jobs.publish.steps as Array<{ run?: string; env?: Record<string, string> }>).find((entry) => entry.run?.includes('npm run release'))!;
 		const version = JSON.parse(readFileSync(join(clone, 'package.json'), 'utf8')).version as string;
 
 		// What an earlier build on the runner's disk could have left behind.
+		rmSync(join(clone, 'dist'), { recursive: true, force: true });
 		mkdirSync(join(clone, 'dist'));
 		writeFileSync(join(clone, 'dist', 'stale-from-an-earlier-build.js'), 'module.exports = "stale";\n');
 		const started = Date.now();
@@ -145,8 +153,8 @@ describe('npm publish of a clean clone', () => {
 		// An npm that records each call and runs it, apart from `npm run lint`, which
 		// verification.test.ts and `npm run lint` in the suite cover (and which takes longer
 		// than this whole file).
-		const shim = join(work, 'bin');
-		const calls = join(work, 'npm-calls.log');
+		const shim = join(work, `bin-${ignoreScripts}`);
+		const calls = join(work, `npm-calls-${ignoreScripts}.log`);
 		mkdirSync(shim);
 		writeFileSync(
 			join(shim, 'npm'),
@@ -169,6 +177,7 @@ describe('npm publish of a clean clone', () => {
 				...Object.fromEntries(Object.keys(step.env ?? {}).map((name) => [name, ''])),
 				CI: 'true',
 				GITHUB_ACTIONS: 'true',
+				NPM_CONFIG_IGNORE_SCRIPTS: ignoreScripts,
 				GITHUB_REF: `refs/tags/${version}`,
 				GITHUB_REF_NAME: version,
 				GITHUB_SHA: head,
@@ -192,6 +201,7 @@ describe('npm publish of a clean clone', () => {
 			'run lint provenance= release_mode=',
 			'run build provenance= release_mode=',
 			'publish provenance=true release_mode=true',
+			...lifecycleCalls,
 		]);
 
 		// dist/ was built in this run: the stale file is gone and every file was written after the
