@@ -1,3 +1,4 @@
+const { rmSync } = require('fs');
 const path = require('path');
 const { task, src, dest, parallel } = require('gulp');
 
@@ -20,3 +21,10 @@ function copyCredentialIcons() {
 }
 
 task('build:icons', parallel(copyNodeIcons, copyOutputSchemas, copyCredentialIcons));
+
+// `npm run build` starts from an empty dist/, so nothing an earlier build left there (a renamed
+// node, a deleted credential) can reach a tarball.
+task('clean', (done) => {
+	rmSync(path.resolve('dist'), { recursive: true, force: true });
+	done();
+});

@@ -26,7 +26,7 @@ export interface LocalRegistry {
 	url: string;
 	pid: number;
 	logFile: string;
-	/** Publishes an `npm pack` tarball (npm publish, scripts ignored). */
+	/** Publishes an `npm pack` tarball (npm publish, scripts ignored, no provenance). */
 	publish(tarball: string): void;
 	/** `npm view <spec> version` against this registry (what n8n's npm would resolve). */
 	view(spec: string): string;
@@ -115,7 +115,9 @@ export async function startLocalRegistry(dir: string, options: { nodeBin?: strin
 		pid: child.pid!,
 		logFile,
 		publish(tarball: string) {
-			execFileSync('npm', ['publish', tarball, '--registry', url, '--ignore-scripts', '--access', 'public', '--tag', 'latest'], {
+			// --provenance=false: the package's publishConfig asks for provenance, which npm signs
+			// only on GitHub Actions; this registry is a local test double.
+			execFileSync('npm', ['publish', tarball, '--registry', url, '--ignore-scripts', '--provenance=false', '--access', 'public', '--tag', 'latest'], {
 				cwd: dir,
 				env: npmEnv,
 				stdio: 'pipe',
