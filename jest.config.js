@@ -5,7 +5,8 @@ module.exports = {
 	// Bounds a hang only: no verdict depends on how fast the machine is (e2e tests set their own).
 	testTimeout: 60_000,
 	// A run ends once its tests have: a handle a test left open is named, not waited on.
-	reporters: ['default', '<rootDir>/test/helpers/exitGuard.cjs'],
+	// CPU per test file (with N8N_E2E_CPU_LOG): where an end-to-end run spends the machine.
+	reporters: ['default', '<rootDir>/test/helpers/exitGuard.cjs', '<rootDir>/test/helpers/cpuReport.cjs'],
 	projects: [
 		{
 			displayName: 'unit',

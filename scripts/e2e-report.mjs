@@ -20,6 +20,10 @@ const laneTimes = new Map(lines(join(dir, 'lane-times')).map((line) => {
 	return [lane, Number(seconds) * 1000];
 }));
 const processes = lines(join(dir, 'n8n-processes.jsonl')).map((line) => JSON.parse(line));
+const cpu = new Map(lines(join(dir, 'cpu.jsonl')).map((line) => {
+	const entry = JSON.parse(line);
+	return [relative(ROOT, entry.file), entry];
+}));
 const perFile = new Map();
 for (const entry of processes) {
 	const file = entry.file ? relative(ROOT, entry.file) : '(outside a test file)';
@@ -36,11 +40,15 @@ for (const report of readdirSync(dir).filter((file) => /^e2e-.*\.json$/.test(fil
 	for (const result of [...results].sort((a, b) => a.startTime - b.startTime)) {
 		const file = relative(ROOT, result.name);
 		const started = Object.entries(perFile.get(file) ?? {}).map(([command, count]) => `${count} ${command}`).join(', ');
-		out.push(`    ${minutes(result.endTime - result.startTime).padStart(9)}  ${file}${started ? `  (${started})` : ''}`);
+		const used = cpu.get(file);
+		const cpuText = used ? `, CPU ${((used.jestCpuSeconds + used.childCpuSeconds) / 60).toFixed(1)} min` : '';
+		out.push(`    ${minutes(result.endTime - result.startTime).padStart(9)}${cpuText}  ${file}${started ? `  (${started})` : ''}`);
 	}
 }
 const byCommand = {};
 for (const entry of processes) byCommand[entry.command] = (byCommand[entry.command] ?? 0) + 1;
+const cpuTotal = [...cpu.values()].reduce((sum, entry) => sum + entry.jestCpuSeconds + entry.childCpuSeconds, 0);
+if (cpu.size > 0) out.push(`  CPU of the end-to-end files: ${minutes(cpuTotal * 1000)}`);
 const n8nCount = processes.filter((entry) => entry.command.startsWith('n8n ')).length;
 out.push(`  n8n processes started: ${n8nCount} (${Object.entries(byCommand).filter(([command]) => command.startsWith('n8n ')).map(([command, count]) => `${count} ${command}`).join(', ')})`);
 console.log(out.join('\n'));

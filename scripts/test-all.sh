@@ -56,6 +56,8 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	# Each lane takes its ports from its own range (N8N_E2E_PORTS, test/e2e/harness/env.ts).
 	# Every n8n process a test file starts is recorded (scripts/e2e-report.mjs counts them).
 	export N8N_E2E_PROCESS_LOG="$PWD/$results/n8n-processes.jsonl"
+	# And the CPU time each file cost (test/helpers/cpuReport.cjs).
+	export N8N_E2E_CPU_LOG="$PWD/$results/cpu.jsonl"
 	lane() {
 		local name=$1 ports=$2 started=$SECONDS
 		shift 2
