@@ -58,29 +58,38 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	export N8N_E2E_PROCESS_LOG="$PWD/$results/n8n-processes.jsonl"
 	# And the CPU time each file cost (test/helpers/cpuReport.cjs).
 	export N8N_E2E_CPU_LOG="$PWD/$results/cpu.jsonl"
+	# A lane is a list of test files run one after the other, in that order, by one jest
+	# process (test/e2e/harness/laneSequencer.cjs), with its own range of ports.
 	lane() {
-		local name=$1 ports=$2 started=$SECONDS
-		shift 2
+		local name=$1 ports=$2 files=$3 started=$SECONDS
+		local pattern="test/e2e/(${files// /|})"
+		pattern=${pattern//.test.ts/\\.test\\.ts}
 		# A lane never outlives CI's bound: whatever a test does, jest is stopped after 40 minutes.
-		N8N_E2E_PORTS=$ports timeout --kill-after=30s 40m npx jest --selectProjects e2e --runInBand "$@" --json --outputFile="$results/e2e-$name.json" >"$results/e2e-$name.log" 2>&1
+		E2E_LANE_FILES=$files N8N_E2E_PORTS=$ports timeout --kill-after=30s 40m \
+			npx jest --selectProjects e2e --runInBand --testSequencer ./test/e2e/harness/laneSequencer.cjs \
+			--testPathPattern "$pattern" --json --outputFile="$results/e2e-$name.json" >"$results/e2e-$name.log" 2>&1
 		echo $? >"$results/e2e-$name.exit"
 		echo "$name $((SECONDS - started))" >>"$results/lane-times"
 	}
-	# Queue mode first and alone: its sessions race between processes, so it gets the machine.
-	queue='test/e2e/queueMode\.test\.ts'
-	lane queue 22000-23999 --testPathPattern "$queue"
-	cat "$results/e2e-queue.log"
-	# Then three lanes side by side, balanced by time. Two are mostly waits on n8n's
-	# one-minute polls and its restarts (little CPU), the third holds the browser and the burst.
-	polls='test/e2e/(eventLogTrigger|patientData|installer|harness|aiAgent|mcp|unverifiedPackages)\.test\.ts'
-	faults='test/e2e/(faults|n8n3Defaults|strictService|signInFailures)\.test\.ts'
-	lane polls 24000-25999 --testPathPattern "$polls" &
-	polls_lane=$!
-	lane faults 26000-27999 --testPathPattern "$faults" &
-	faults_lane=$!
-	lane main 28000-29999 --testPathIgnorePatterns '/node_modules/' "$queue" "$polls" "$faults"
-	wait "$polls_lane" "$faults_lane"
-	for name in main polls faults; do cat "$results/e2e-$name.log"; done
+	# Three lanes side by side on two cores, planned from the CPU each file costs
+	# (scripts/e2e-report.mjs): the files that keep a core busy (queue mode's cluster, the
+	# burst, the browser) take turns in one lane; the other two hold files that mostly wait on
+	# n8n's one-minute polls, its restarts and the simulator, each starting with its longest waits.
+	heavy="queueMode.test.ts clinicTriggerBurst.test.ts editorBrowser.test.ts demo.test.ts getBody.test.ts parallelRequests.test.ts"
+	actions="faults.test.ts clinicActions.test.ts signInFailures.test.ts patientData.test.ts strictService.test.ts clinicTrigger.test.ts aiAgent.test.ts mcp.test.ts"
+	polls="eventLogTrigger.test.ts n8n3Defaults.test.ts triggerResubscribe.test.ts harness.test.ts installer.test.ts unverifiedPackages.test.ts"
+	# Every test file is in exactly one lane (a file left out would never run).
+	for file in test/e2e/*.test.ts; do
+		count=$(printf '%s\n' $heavy $actions $polls | grep -cx "$(basename "$file")")
+		[ "$count" = 1 ] || failed "e2e lanes: $(basename "$file") is in $count lanes (scripts/test-all.sh)"
+	done
+	lane heavy 22000-23999 "$heavy" &
+	heavy_lane=$!
+	lane actions 24000-25999 "$actions" &
+	actions_lane=$!
+	lane polls 26000-27999 "$polls"
+	wait "$heavy_lane" "$actions_lane"
+	for name in heavy actions polls; do cat "$results/e2e-$name.log"; done
 fi
 
 step "summary"

@@ -1,13 +1,15 @@
 /**
  * The Clinic node inside real n8n (1.123 and 2.41), installed from the packed tarball the
  * way the Community Nodes screen installs it, credentials imported with n8n's own CLI, and
- * every example workflow of examples/ run with `n8n execute` against the simulator.
+ * every example workflow of examples/ run from the editor's Execute Workflow in one running
+ * n8n against the simulator (and once with `n8n execute`, a new process, to show the session
+ * n8n saved is used).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { RequestLogEntry } from '../simulator';
-import { ALL_N8N_VERSIONS, executeWorkflow, importCredentials, nodeItems, nodeJson } from './harness';
+import { ALL_N8N_VERSIONS, executeWorkflow, importCredentials, nodeItems, nodeJson, runManually } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { EXAMPLES_DIR, exampleFiles, loadExample, simulatorCredentials } from './support/examples';
 
@@ -22,16 +24,16 @@ describe.each(ALL_N8N_VERSIONS)('Clinic node in n8n %s', (version) => {
 		label: 'actions',
 		simulator: { allowHttpCallbacks: true },
 		workflows: (sim) => MANUAL_EXAMPLES.map((file) => loadExample(file, sim)),
-		start: false,
 	});
 	const { n8n } = clinic;
 	const idOf = (file: string) => clinic.workflowIds[MANUAL_EXAMPLES.indexOf(file)];
 
-	const run = async (file: string) => {
+	const run = async (file: string, how: 'editor' | 'cli' = 'editor') => {
 		clinic.sim.clearLog();
-		const result = await executeWorkflow(n8n.ctx, idOf(file));
+		const result = how === 'cli' ? await executeWorkflow(n8n.ctx, idOf(file)) : await runManually(clinic.server, idOf(file));
 		// Nothing n8n printed holds the account password.
 		expect(result.stdout).not.toContain(clinic.sim.demo.password);
+		expect(clinic.server.log()).not.toContain(clinic.sim.demo.password);
 		return result.run!;
 	};
 	const calls = (method: string, path: string): RequestLogEntry[] =>
@@ -69,7 +71,7 @@ describe.each(ALL_N8N_VERSIONS)('Clinic node in n8n %s', (version) => {
 		n8n.run(async () => {
 			// A run that leaves a saved session (signing in if none was saved yet).
 			await run('billing-report.json');
-			const result = await run('consultation-prescription-charge.json');
+			const result = await run('consultation-prescription-charge.json', 'cli');
 			expect(clinic.sim.tokenRequests()).toBe(0);
 			expect(nodeJson(result, 'Add Prescription Drug')[0]).toMatchObject({ consultation_id: 2, dose: '500 mg' });
 			expect(nodeJson(result, 'Add Charge')[0]).toMatchObject({ invoice_id: 2 });

@@ -7,7 +7,7 @@
  * Trigger delivery (answered within seconds, run exactly once). Timeout is 3 s throughout.
  */
 import type { Fault, RequestLogEntry, Simulator } from '../simulator';
-import { N8N_VERSIONS, executeWorkflow, nodeJson, startN8n, type Execution, type N8nServer, type WorkflowImport, type WorkflowRun } from './harness';
+import { N8N_VERSIONS, nodeJson, runManually, type Execution, type N8nServer, type WorkflowImport, type WorkflowRun } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { eventLogWorkflow } from './support/eventLog';
 import { settledRuns } from './support/runs';
@@ -167,7 +167,7 @@ const setups: Array<[string, string]> = [
 
 describe.each(setups)('a misbehaving service, n8n %s', (_label, version) => {
 	let sim: Simulator;
-	let server: N8nServer | undefined;
+	let server: N8nServer;
 	let invoices: number[];
 	let readsId: string;
 	let writesId: string;
@@ -206,12 +206,11 @@ describe.each(setups)('a misbehaving service, n8n %s', (_label, version) => {
 			eventLogWorkflow({ name: 'Event log under faults', nodeName: EVENT_LOG_NODE, nodeOptions: { timeout: TIMEOUT_S } }),
 			faultsTriggerWorkflow(),
 		],
-		// The poll and delivery tests start n8n, whichever runs first.
-		start: false,
 	});
 	const { n8n } = clinic;
 	beforeAll(() => {
 		sim = clinic.sim;
+		server = clinic.server;
 		[readsId, writesId, eventsId, eventLogId, triggerId] = clinic.workflowIds;
 	});
 
@@ -247,10 +246,10 @@ describe.each(setups)('a misbehaving service, n8n %s', (_label, version) => {
 
 	it(
 		'a read (Consultation → Get): timeout, reset, 503, 429: each fails or succeeds as it should, once, without a new sign-in',
-		n8n.run(async (ctx) => {
+		n8n.run(async () => {
 			sim.clearLog();
 			for (const c of READS) sim.addFault({ ...c.fault, host: 'api', method: 'GET', path: c.path });
-			const result = await executeWorkflow(ctx, readsId, { allowFailure: true });
+			const result = await runManually(server, readsId, { allowFailure: true });
 			sim.clearFaults();
 			expect(result.run).toBeDefined();
 			expect(nodeJson(result.run!, 'Warm Up')).toEqual([expect.objectContaining({ id: 1 })]);
@@ -262,11 +261,11 @@ describe.each(setups)('a misbehaving service, n8n %s', (_label, version) => {
 
 	it(
 		'a write (Invoice → Email): never sent twice by the package, whatever the service does',
-		n8n.run(async (ctx) => {
+		n8n.run(async () => {
 			const cases = writeCases(invoices);
 			sim.clearLog();
 			for (const c of cases) sim.addFault({ ...c.fault, host: 'api', method: 'POST', path: c.path });
-			const result = await executeWorkflow(ctx, writesId, { allowFailure: true });
+			const result = await runManually(server, writesId, { allowFailure: true });
 			// The late e-mail goes out 5 s after it arrived; wait for it before counting.
 			for (let i = 0; i < 100 && sim.faults().held > 0; i++) await sleep(100);
 			sim.clearFaults();
@@ -279,10 +278,10 @@ describe.each(setups)('a misbehaving service, n8n %s', (_label, version) => {
 
 	it(
 		'Event → Get Many, Return All, on a log that ignores offset: stops with "answered the same page twice"',
-		n8n.run(async (ctx) => {
+		n8n.run(async () => {
 			sim.clearLog();
 			sim.addFault(onEventLog({ kind: 'ignore-offset' }));
-			const result = await executeWorkflow(ctx, eventsId, { allowFailure: true });
+			const result = await runManually(server, eventsId, { allowFailure: true });
 			sim.clearFaults();
 			expect(nodeJson(result.run!, 'All Events')).toEqual([
 				expect.objectContaining({ error: expect.stringContaining('answered the same page twice') }),
@@ -297,7 +296,6 @@ describe.each(setups)('a misbehaving service, n8n %s', (_label, version) => {
 	it(
 		"the Event Log Trigger's poll: a failed poll starts nothing and keeps its place; once the fault clears each event is emitted once",
 		n8n.run(async (ctx) => {
-			server = n8n.track(await startN8n(ctx));
 			await server.activateWorkflow(eventLogId);
 			if (ctx.asyncPublication) await server.waitForPublication(eventLogId);
 			const emitted = (executions: Execution[]) =>
@@ -306,7 +304,7 @@ describe.each(setups)('a misbehaving service, n8n %s', (_label, version) => {
 					.filter((e) => e.status === 'success')
 					.flatMap((e) => nodeJson(e, EVENT_LOG_NODE).map((json) => json.eventId as number));
 			const finished = async () =>
-				(await server!.listExecutions(eventLogId)).filter((e) => !['running', 'new', 'waiting'].includes(e.status));
+				(await server.listExecutions(eventLogId)).filter((e) => !['running', 'new', 'waiting'].includes(e.status));
 
 			const expected: number[] = [];
 			const problems: string[] = [];
@@ -365,7 +363,6 @@ describe.each(setups)('a misbehaving service, n8n %s', (_label, version) => {
 	it(
 		'a Clinic Trigger delivery while the event log stalls, resets, answers 5xx or 429 Retry-After: answered within seconds, run exactly once',
 		n8n.run(async (ctx) => {
-			server ??= n8n.track(await startN8n(ctx));
 			await server.activateWorkflow(triggerId);
 			if (ctx.asyncPublication) await server.waitForPublication(triggerId);
 			const problems: string[] = [];

@@ -4,7 +4,7 @@
  * for the whole n8n process, so two executions at once stay within the maximum together.
  */
 import { MAX_PARALLEL_REQUESTS } from '../../nodes/Clinic/actions/scheduler';
-import { N8N_VERSIONS, executeWorkflow, newN8nId, nodeItems, startN8n, type WorkflowImport } from './harness';
+import { N8N_VERSIONS, newN8nId, nodeItems, runManually, type WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { storedRuns } from './support/runs';
 import { chain, clinicNode, manualTrigger, webhookTrigger, type ChainNode } from './support/workflows';
@@ -50,16 +50,15 @@ describe(`Parallel Requests: Automatic in n8n ${N8N_VERSIONS.v2}`, () => {
 		label: 'parallel',
 		simulator: { allowHttpCallbacks: true },
 		workflows: () => [defaultsWorkflow, webhookWorkflow('shared-a', 1), webhookWorkflow('shared-b', 2)],
-		start: false,
 	});
 	const { n8n } = clinic;
 
 	it(
 		'at the defaults: many requests in flight, outputs in input order and paired, one sign-in',
-		n8n.run(async (ctx) => {
+		n8n.run(async () => {
 			clinic.sim.reset();
 			clinic.sim.setLatency(20);
-			const result = await executeWorkflow(ctx, defaultsWorkflow.id!);
+			const result = await runManually(clinic.server, defaultsWorkflow.id!);
 			const output = nodeItems(result.run!, 'Clinic');
 			expect(output).toHaveLength(ITEMS);
 			expect(output.map((item) => item.json.id)).toEqual(Array.from({ length: ITEMS }, (_, i) => (i % 3) + 1));
@@ -74,8 +73,7 @@ describe(`Parallel Requests: Automatic in n8n ${N8N_VERSIONS.v2}`, () => {
 
 	it(
 		`two executions at once in one n8n process share the host's limiter: together at most ${SHARED_MAXIMUM} in flight`,
-		n8n.run(async (ctx) => {
-			clinic.server = await startN8n(ctx);
+		n8n.run(async () => {
 			await clinic.server.activateWorkflow(SHARED_IDS[0]);
 			await clinic.server.activateWorkflow(SHARED_IDS[1]);
 			clinic.sim.reset();

@@ -5,7 +5,7 @@
  */
 import { ClinicApi } from '../../credentials/ClinicApi.credentials';
 import { passwordCredentialData, type Simulator } from '../simulator';
-import { ALL_N8N_VERSIONS, executeWorkflow, nodeError, nodeJson, type WorkflowImport } from './harness';
+import { ALL_N8N_VERSIONS, nodeError, nodeJson, runManually, type WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { chain, clinicNode, manualTrigger, setNode } from './support/workflows';
 
@@ -105,7 +105,6 @@ describe.each(ALL_N8N_VERSIONS)('sign-in failures in n8n %s', (version) => {
 				data: testCase.data(sim),
 			})),
 		workflows: () => [...CASES, WORKING].map((testCase, index) => workflowFor(testCase, index)),
-		start: false,
 	});
 	const { n8n } = clinic;
 	beforeAll(() => {
@@ -116,12 +115,12 @@ describe.each(ALL_N8N_VERSIONS)('sign-in failures in n8n %s', (version) => {
 	it.each(CASES.map((testCase, index) => [testCase.title, index] as const))(
 		'%s: the message names the cause and the credential; one token request per execution (3 items, 2 executions)',
 		(_title, index) =>
-			n8n.run(async (ctx) => {
+			n8n.run(async () => {
 				const testCase = CASES[index];
 				sim.clearLog();
 				const tokenRequestsBefore = sim.tokenRequests();
 				for (let execution = 1; execution <= 2; execution++) {
-					const result = await executeWorkflow(ctx, ids[index], { allowFailure: true });
+					const result = await runManually(clinic.server, ids[index], { allowFailure: true });
 					if (testCase.continueOnFail) {
 						// Every item gets the sign-in error; none of them asks for a token again.
 						const errors = nodeJson(result.run!, 'Clinic').map((item) => String(item.error));
@@ -133,7 +132,7 @@ describe.each(ALL_N8N_VERSIONS)('sign-in failures in n8n %s', (version) => {
 						expect(error?.message).toMatch(testCase.message);
 						expect(`${error?.message} ${error?.description}`).not.toMatch(/Could not reach/);
 					}
-					expect(result.stdout).not.toContain(testCase.secret(sim));
+					expect(clinic.server.log()).not.toContain(testCase.secret(sim));
 					expect(sim.tokenRequests() - tokenRequestsBefore).toBe(execution);
 				}
 				// The items were never sent: only token requests reached the service.
@@ -145,10 +144,10 @@ describe.each(ALL_N8N_VERSIONS)('sign-in failures in n8n %s', (version) => {
 	it(
 		'after a revoked token and the sign-in that followed, the stored credential holds only its own fields',
 		n8n.run(async (ctx) => {
-			expect((await executeWorkflow(ctx, ids[WORKING_INDEX])).ok).toBe(true);
+			expect((await runManually(clinic.server, ids[WORKING_INDEX])).ok).toBe(true);
 			sim.revokeAccessTokens();
 			const tokenRequestsBefore = sim.tokenRequests();
-			expect((await executeWorkflow(ctx, ids[WORKING_INDEX])).ok).toBe(true);
+			expect((await runManually(clinic.server, ids[WORKING_INDEX])).ok).toBe(true);
 			// The revoked token was refused, and n8n signed in anew and stored the new session.
 			expect(sim.tokenRequests()).toBeGreaterThan(tokenRequestsBefore);
 			const exported = await ctx.runN8n(['export:credentials', `--id=${credentialId(WORKING_INDEX)}`, '--decrypted'], { logName: 'export-credentials' });

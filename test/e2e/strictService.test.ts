@@ -7,7 +7,7 @@
  * (faults.test.ts covers the retried 429/503 and the answers that never come.)
  */
 import type { Simulator } from '../simulator';
-import { N8N_VERSIONS, executeWorkflow, nodeJson, startN8n, type N8nServer, type WorkflowImport } from './harness';
+import { N8N_VERSIONS, nodeJson, runManually, startN8n, type N8nServer, type WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { runsWithValue, settledRuns } from './support/runs';
 import { byId, chain, clinicNode, clinicTriggerWorkflow, manualTrigger } from './support/workflows';
@@ -72,20 +72,22 @@ describe.each([
 	});
 
 	const live = () => sim.subscriptions().filter((s) => s.deleted_at === null && s.status === 'enabled');
-	/** n8n running with the trigger active, whichever test comes first. */
+	/** n8n running, started by whichever test comes first. */
+	const running = async (): Promise<N8nServer> => (server ??= n8n.track(await startN8n(n8n.ctx)));
+	/** n8n running with the trigger active. */
 	const activeTrigger = async (): Promise<N8nServer> => {
-		server ??= n8n.track(await startN8n(n8n.ctx));
-		if (!(await server.getWorkflow(triggerId)).active) await server.activateWorkflow(triggerId);
-		return server;
+		const started = await running();
+		if (!(await started.getWorkflow(triggerId)).active) await started.activateWorkflow(triggerId);
+		return started;
 	};
 
 	it(
 		"the action node's 404, 422 (an http:// callback), 429 and 503 answers become error items that say what the service answered",
-		n8n.run(async (ctx) => {
+		n8n.run(async () => {
 			sim.addFault({ kind: 'status', status: 429, retryAfterSeconds: 120, host: 'api', method: 'GET', path: '/api/v1/consultations/3' });
 			sim.addFault({ kind: 'status', status: 503, host: 'api', method: 'GET', path: '/api/v1/consultations/2' });
 			sim.clearLog();
-			const result = await executeWorkflow(ctx, errorsId, { allowFailure: true });
+			const result = await runManually(await running(), errorsId, { allowFailure: true });
 			sim.clearFaults();
 			const item = (node: string) => nodeJson(result.run!, node);
 			expect(item('Not Found')).toEqual([expect.objectContaining({ error: expect.stringMatching(/Consultation 999 was not found/), httpCode: '404' })]);
