@@ -1,11 +1,8 @@
 /**
  * What the trigger does with a delivery's bytes before a workflow runs: size and JSON
- * checks, unwrapping the payload, and remembering recent deliveries so a repeated one
- * starts nothing.
+ * checks, unwrapping the payload; and its answer to a repeat, as the event log shows it.
  */
 import type { IDataObject } from 'n8n-workflow';
-
-import { keepNewest } from '../../credentials/ClinicProcessMemory';
 
 /** Default largest body accepted, in bytes (1 MiB). Clinic payloads are a few KiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -49,36 +46,6 @@ export const BODY_PROBLEMS: Record<Exclude<ParsedBody, { ok: true }>['reason'], 
  */
 export function unwrapPayload(body: IDataObject): unknown {
 	return Object.prototype.hasOwnProperty.call(body, 'value') ? body.value : body;
-}
-
-/**
- * A bounded memory of recently accepted deliveries, oldest forgotten first (a Map keeps
- * insertion order). `seen` checks and records in one synchronous step, so two copies
- * arriving at the same moment cannot both pass.
- */
-export class RecentDeliveries {
-	private readonly entries = new Map<string, number>();
-
-	constructor(readonly capacity = 10_000) {}
-
-	get size(): number {
-		return this.entries.size;
-	}
-
-	/**
-	 * True when the key was recorded less than `windowMs` ago (any time while still
-	 * remembered, when `windowMs` is Infinity); records it otherwise.
-	 */
-	seen(key: string, windowMs: number, now = Date.now()): boolean {
-		const at = this.entries.get(key);
-		if (at !== undefined && now - at < windowMs) return true;
-		keepNewest(this.entries, key, now, this.capacity);
-		return false;
-	}
-
-	clear(): void {
-		this.entries.clear();
-	}
 }
 
 /** The Clinic Trigger's answer to a delivery it takes for a repeat: a 200, so the service stops retrying. */

@@ -86,8 +86,9 @@ export function verifyDelivery(input: VerificationInput): VerificationResult {
 }
 
 /**
- * Identifies a delivery across processes and restarts: the same event with the same
- * bytes always gets the same id, so n8n's Remove Duplicates node can use it.
+ * Names a delivery's content: the same event key and bytes give the same id in every
+ * process. It does not identify an event: a retry and a second event with the same payload
+ * share it, so it is no value to dedupe on (`eventId` is).
  */
 export function deliveryIdOf(eventKey: string, rawBody: Buffer): string {
 	return createHash('sha256').update(eventKey, 'utf8').update('\n').update(rawBody).digest('hex');

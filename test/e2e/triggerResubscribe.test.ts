@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 
 
-import { CREDENTIAL_KEPT_MS } from '../../nodes/ClinicTrigger/keptCredentials';
+import { CREDENTIAL_KEPT_MS } from '../../nodes/ClinicTrigger/memory';
 import { passwordCredentialData } from '../simulator';
 import { ALL_N8N_VERSIONS, nodeJson, type N8nServer, type WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
