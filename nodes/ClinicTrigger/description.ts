@@ -3,7 +3,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { integrationAuthenticationProperty } from '../shared/authentication';
 import { eventsProperty } from '../shared/catalogOptions';
-import { DEFAULT_SIGNATURE_HEADER } from '../shared/signature';
+import { DEFAULT_SIGNATURE_HEADER } from './signature';
 
 export const DEFAULT_DUPLICATE_WINDOW_MINUTES = 60;
 
@@ -87,7 +87,7 @@ export const triggerProperties: INodeProperties[] = [
 				name: 'maxBodySizeKb',
 				type: 'number',
 				typeOptions: { minValue: 1 },
-				// KiB; the same 1 MiB as DEFAULT_MAX_BODY_BYTES in ../shared/deliveries (the lint wants a literal).
+				// KiB; the same 1 MiB as DEFAULT_MAX_BODY_BYTES in receive.ts (the lint wants a literal).
 				default: 1024,
 				description: 'Larger deliveries are refused (400) and start no execution',
 			},

@@ -20,13 +20,24 @@
 import { sleep } from 'n8n-workflow';
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
-import { answeredAsRepeat } from '../shared/deliveries';
 import { EventLog } from '../shared/eventLog';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
 import { nextInOrder, taken } from './memory';
 import type { Taken } from './memory';
+
+/** The trigger's answer to a delivery it takes for a repeat: a 200, so the service stops retrying. */
+export const REPEAT_ANSWER = { received: true, duplicate: true };
+
+/** Whether an answer the service logged (its `response` text) is the trigger's repeat answer. */
+export function answeredAsRepeat(response: string): boolean {
+	try {
+		return (JSON.parse(response) as { duplicate?: unknown }).duplicate === true;
+	} catch {
+		return false;
+	}
+}
 
 /** A delivery is answered within seconds whatever the log does: past this it runs without an id. */
 export const EVENT_LOG_CHECK_MS = 5000;
@@ -50,6 +61,8 @@ export interface DeliveryToPlace {
 	payload: unknown;
 	/** When this trigger's subscription was made (the service's `created_at`), if known. */
 	since?: string;
+	/** The path of this trigger's webhook address: the service logs each try's `target_url`. */
+	ownPath: string;
 }
 
 /** JSON with sorted keys: the same value whatever order the service wrote its keys in. */
@@ -111,7 +124,7 @@ export async function placeDelivery(ctx: IWebhookFunctions, client: ClinicClient
 		ctx.logger.warn(`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); the delivery runs without an event id`);
 		return { kind: 'unknown', note: `The event log could not be read (${(error as Error).message}): this run has no event id, and may repeat an event that ran already.` };
 	}
-	const ownPath = pathOf(ctx.getNodeWebhookUrl('default') ?? '');
+	const { ownPath } = delivery;
 	const since = Date.parse(delivery.since ?? '');
 	const ours = found.filter((event) => !(Date.parse(event.created_at) < since) || triesAt(event, ownPath).length > 0);
 	if (ours.length === 0) return { kind: 'unknown' };

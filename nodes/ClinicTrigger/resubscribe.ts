@@ -8,35 +8,35 @@
  *   looked for on a verified delivery of any of the trigger's events (one list of
  *   subscriptions, at most once a minute per trigger and process), or at activation.
  *
- * Resubscribing is `subscribe` without roll-back (every working subscription stays), then
- * one run of the events the stale subscriptions missed, read from the event log, each
- * marked `recovered`. One resubscribe at a time per trigger; a delivery that could not be
- * verified starts at most one a minute (a forged one looks the same). When it fails the
- * delivery fails: n8n answers 500, saves a failed execution with the message below and
- * starts the error workflow; the next delivery tries again.
+ * Resubscribing replaces each stale subscription (a new one with the current key, stored,
+ * then the stale one removed); every working subscription stays. Then one run of the events
+ * the stale subscriptions missed, read from the event log, each marked `recovered`. One
+ * resubscribe at a time per trigger; a delivery that could not be verified starts at most
+ * one a minute (a forged one looks the same). When it fails the delivery fails: n8n answers
+ * 500, saves a failed execution with the message below and starts the error workflow; the
+ * next delivery tries again.
  */
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
-import { clientFor } from '../shared/transport';
-import type { ClinicClient } from '../shared/transport';
+import type { CatalogEvent } from '../shared/catalog';
 import { EventLog } from '../shared/eventLog';
+import type { EventRecord } from '../shared/eventRecord';
+import type { ClinicClient } from '../shared/transport';
+import { callbackUrl } from '../shared/urls';
 import { WebhookSubscriptions, isLive } from '../shared/webhookSubscriptions';
 import type { RemoteSubscription } from '../shared/webhookSubscriptions';
-import type { EventRecord } from '../shared/eventRecord';
-import { pathOf } from '../shared/urls';
 import { claimCaughtUp, ranAt, triesAt } from './duplicateCheck';
 import { triggers } from './memory';
 import type { TriggerState } from './memory';
-import { isCurrent } from './storage';
+import { subscriptionSecret, signingKeyId } from './signature';
+import { storeSubscription, triggerIdOf } from './storage';
 import type { StoredSubscription } from './storage';
-import { subscribe } from './subscriptions';
 
 export type StaleSubscriptions = NonNullable<TriggerState['stale']>;
-type StaleReason = StaleSubscriptions['reason'];
 
-const WHAT_HAPPENED: Record<StaleReason, string> = {
+const WHAT_HAPPENED: Record<StaleSubscriptions['reason'], string> = {
 	signingKeyChanged: "the credential's webhook signing key changed, so the service's deliveries could not be verified",
 	subscriptionDisabled: 'the clinic service disabled the subscription, so it stopped delivering',
 	subscriptionDeleted: 'the clinic service deleted the subscription, so it stopped delivering',
@@ -54,12 +54,6 @@ function stateOf(trigger: string): TriggerState {
 	return state;
 }
 
-/** Events whose stored subscription was made with another signing key than the credential's. */
-export function eventsOfOldSigningKey(stored: Map<string, StoredSubscription>, signingKey: string): string[] {
-	if (!signingKey) return [];
-	return [...stored].filter(([, entry]) => !entry.legacySecret && !isCurrent(entry, signingKey)).map(([key]) => key);
-}
-
 /** When the trigger's subscription to an event was made, as last listed; undefined when not known. */
 export function subscribedSince(trigger: string, key: string): string | undefined {
 	return triggers.get(trigger)?.since?.[key];
@@ -73,22 +67,20 @@ export function mayResubscribeUnverified(trigger: string): boolean {
 	return true;
 }
 
-/** Whether the trigger has stale subscriptions, and for which events. A failed look finds nothing stale. */
-export async function findStaleSubscriptions(
+/**
+ * The subscriptions the service disabled or deleted (or those a failed resubscribe left),
+ * looked for at most once a minute. A failed look finds nothing stale.
+ */
+export async function findStoppedSubscriptions(
 	ctx: IWebhookFunctions,
 	client: ClinicClient,
 	stored: Map<string, StoredSubscription>,
 	trigger: string,
-	signingKey: string,
 ): Promise<StaleSubscriptions | undefined> {
-	const entries = [...stored].filter(([, entry]) => !entry.legacySecret);
-	if (entries.length === 0) return undefined;
-	const keyChanged = eventsOfOldSigningKey(stored, signingKey);
-	if (keyChanged.length > 0) return { reason: 'signingKeyChanged', keys: keyChanged };
 	const state = stateOf(trigger);
-	// A resubscribe that failed left these for the next delivery.
 	if (state.stale) return state.stale;
-	if (Date.now() - (state.listedAt ?? 0) < STALE_CHECK_EVERY_MS) return undefined;
+	const entries = [...stored].filter(([, entry]) => !entry.legacySecret);
+	if (entries.length === 0 || Date.now() - (state.listedAt ?? 0) < STALE_CHECK_EVERY_MS) return undefined;
 	state.listedAt = Date.now();
 	let listed: RemoteSubscription[];
 	try {
@@ -99,11 +91,19 @@ export async function findStaleSubscriptions(
 	}
 	const found = entries.map(([key, entry]) => ({ key, subscription: listed.find((s) => String(s.id) === String(entry.id)) }));
 	state.since = Object.fromEntries(found.map(({ key, subscription }) => [key, subscription?.created_at ? String(subscription.created_at) : undefined]));
-	const stale = found
-		.filter(({ subscription }) => !subscription || !isLive(subscription));
+	const stale = found.filter(({ subscription }) => !subscription || !isLive(subscription));
 	if (stale.length === 0) return undefined;
 	const deleted = stale.some(({ subscription }) => !subscription || subscription.deleted_at);
 	return { reason: deleted ? 'subscriptionDeleted' : 'subscriptionDisabled', keys: stale.map(({ key }) => key) };
+}
+
+/** What a resubscribe needs from the delivery that starts it. */
+export interface Resubscribing {
+	trigger: string;
+	client: ClinicClient;
+	signingKey: string;
+	/** The path of this trigger's webhook address (the service logs each try's `target_url`). */
+	ownPath: string;
 }
 
 /**
@@ -113,16 +113,16 @@ export async function findStaleSubscriptions(
  */
 export async function resubscribe(
 	ctx: IWebhookFunctions,
-	trigger: string,
 	stale: StaleSubscriptions,
 	stored: Map<string, StoredSubscription>,
+	by: Resubscribing,
 ): Promise<INodeExecutionData[]> {
-	const state = stateOf(trigger);
+	const state = stateOf(by.trigger);
 	if (state.resubscribing) {
 		await state.resubscribing.catch(() => undefined);
 		return [];
 	}
-	const running = resubscribeNow(ctx, state, stale, stored, trigger);
+	const running = resubscribeNow(ctx, state, stale, stored, by);
 	state.resubscribing = running;
 	try {
 		return await running;
@@ -131,57 +131,79 @@ export async function resubscribe(
 	}
 }
 
+interface Replacement {
+	key: string;
+	event: CatalogEvent;
+	entry: StoredSubscription;
+	secret: string;
+	id?: number | string;
+}
+
 async function resubscribeNow(
 	ctx: IWebhookFunctions,
 	state: TriggerState,
 	stale: StaleSubscriptions,
 	stored: Map<string, StoredSubscription>,
-	trigger: string,
+	{ trigger, client, signingKey, ownPath }: Resubscribing,
 ): Promise<INodeExecutionData[]> {
 	const node = ctx.getNode();
 	const what = WHAT_HAPPENED[stale.reason];
-	const client = clientFor(ctx);
-	let listed: RemoteSubscription[];
+	if (!signingKey) throw new NodeOperationError(node, 'The Clinic credential holds no webhook signing key: open it, click Save, then deactivate and activate the workflow');
+	const replacements: Replacement[] = stale.keys.flatMap((key) => {
+		const event = findEvent(key);
+		const entry = stored.get(key);
+		return event && entry ? [{ key, event, entry, secret: subscriptionSecret(signingKey, triggerIdOf(node), key) }] : [];
+	});
+
+	// At the service: each new subscription made before its stale one goes, then the log read.
+	const subscriptions = new WebhookSubscriptions(client, () => node);
+	const logged = new Map<string, EventRecord[]>();
+	let listed: RemoteSubscription[] = [];
+	let failure: { error: Error; subscribing: boolean } | undefined;
 	try {
-		// When the stale subscriptions were made: the catch-up starts there.
-		listed = await new WebhookSubscriptions(client, () => node).list();
-		await subscribe(ctx, { rollBack: false });
-		state.stale = undefined;
-		// Made now: when, the next list tells.
-		for (const key of stale.keys) delete state.since?.[key];
+		listed = await subscriptions.list();
+		for (const made of replacements) {
+			const url = callbackUrl(ctx.getNodeWebhookUrl('default') ?? '', made.key);
+			made.id = await subscriptions.subscribe({ url, topic: made.entry.topic, eventName: made.event.name, secret: made.secret }, `The subscription to ${made.event.label}`);
+			// A stale subscription that cannot be removed is left for activation to clean up.
+			await subscriptions.removeIfPresent(made.entry.id).catch(() => false);
+		}
+		const log = new EventLog(ctx, client);
+		for (const made of replacements) logged.set(made.key, await log.recent({ topic: made.entry.topic, name: made.event.name }, CATCH_UP_MAX));
 	} catch (error) {
-		state.stale = stale;
-		throw new NodeOperationError(node, `The Clinic Trigger cannot receive events: ${what}. Subscribing again failed: ${(error as Error).message}`, {
+		failure = { error: error as Error, subscribing: replacements.some((made) => made.id === undefined) };
+	}
+
+	// Here: what was made is stored, whatever failed after it.
+	for (const made of replacements) {
+		if (made.id !== undefined) storeSubscription(ctx.getWorkflowStaticData('node'), made.key, { id: made.id, topic: made.entry.topic, keyId: signingKeyId(signingKey) });
+	}
+	const notMade = replacements.filter((made) => made.id === undefined).map((made) => made.key);
+	state.stale = notMade.length > 0 ? { reason: stale.reason, keys: notMade } : undefined;
+	// Made now: when, the next list tells.
+	for (const made of replacements) if (made.id !== undefined) delete state.since?.[made.key];
+	if (failure?.subscribing) {
+		throw new NodeOperationError(node, `The Clinic Trigger cannot receive events: ${what}. Subscribing again failed: ${failure.error.message}`, {
 			description:
 				"Its other subscriptions were left in place, and the next delivery to this trigger subscribes again (one that cannot be verified, at most once a minute). If this keeps failing, check that the Clinic credential can sign in and manage webhooks, then deactivate and activate the workflow. Meanwhile the Clinic Event Log Trigger, or the Clinic node's Event > Get Many, lists the events.",
 		});
 	}
+	if (failure) {
+		throw new NodeOperationError(node, `The Clinic Trigger subscribed again (${what}), but could not read the events missed meanwhile: ${failure.error.message}`, {
+			description: "Find them with the Clinic node's Event > Get Many, or the Clinic Event Log Trigger.",
+		});
+	}
 
-	const ownPath = pathOf(ctx.getNodeWebhookUrl('default') ?? '');
-	const log = new EventLog(ctx, client);
 	const recovered: IDataObject = {
 		reason: stale.reason,
 		message: `Caught up from the event log: ${what}. The trigger subscribed again with the credential's current key.`,
 	};
 	const items: INodeExecutionData[] = [];
-	for (const key of stale.keys) {
-		const event = findEvent(key);
-		const entry = stored.get(key);
-		if (!event || !entry) continue;
-		const since = String(listed.find((s) => String(s.id) === String(entry.id))?.created_at ?? '');
-		let recent: EventRecord[];
-		try {
-			recent = await log.recent({ topic: entry.topic, name: event.name }, CATCH_UP_MAX);
-		} catch (error) {
-			throw new NodeOperationError(
-				node,
-				`The Clinic Trigger subscribed again (${what}), but could not read the events missed meanwhile: ${(error as Error).message}`,
-				{ description: "Find them with the Clinic node's Event > Get Many, or the Clinic Event Log Trigger." },
-			);
-		}
+	for (const { key, event, entry } of replacements) {
 		// Since the stale subscription was made; when the service no longer lists it, only
 		// what it tried to deliver here: older events were never this trigger's.
-		const missed = recent
+		const since = String(listed.find((s) => String(s.id) === String(entry.id))?.created_at ?? '');
+		const missed = (logged.get(key) ?? [])
 			.filter((record) => {
 				const sentHere = triesAt(record, ownPath).length > 0;
 				return (since ? loggedSince(record, since, sentHere) : sentHere) && !ranAt(record, ownPath);

@@ -2,24 +2,28 @@
  * The trigger's subscriptions on the clinic's webhook service, reconciled with what it
  * selected (n8n's hooks that call this are in lifecycle.ts):
  *
- * - `subscribe` (activation, and resubscribing from a delivery) lists what points at this
- *   node's address, keeps what it can prove is its own (stored, or listed with the secret it
- *   derives: another main's), subscribes each missing event with its own secret, then
- *   removes the rest, so a replaced subscription goes only once its replacement exists.
- *   Activation that fails part-way removes what it holds (n8n 1.x would orphan it, and a
- *   half-active trigger misses events silently). Resubscribing that fails removes nothing:
- *   every working subscription stays, the stale one is replaced at the next try.
- * - `removeOurs` removes every stored subscription (404 counts as removed) and sweeps what
- *   is still live at this node's address.
+ * - `create` lists what already points at this node's address first, keeps what it can
+ *   prove is its own (stored, or listed with the secret it derives: another main's),
+ *   subscribes each missing event with its own secret, then removes the rest (so a
+ *   replaced subscription goes only once its replacement exists), then keeps one
+ *   subscription per event should another main have subscribed at the same moment. If one subscription fails it removes what
+ *   this attempt holds and throws: n8n 1.x would otherwise orphan them, and a half-active
+ *   trigger silently misses events.
+ * - `checkExists` is true only when every selected event has a live subscription at this
+ *   node's address whose id and secret are stored, and nothing else points there. It
+ *   never deletes: a false answer makes n8n call `create`, which cleans up.
+ * - `delete` removes every stored subscription (404 counts as removed) and sweeps what is
+ *   still live at this node's address.
  *
- * What is stored, and how secrets are derived, is in storage.ts. Secrets never reach
- * errors or logs.
+ * What is stored, and how secrets are derived, is in storage.ts. Entries stored by 0.1.0
+ * are replaced when `checkExists` (every n8n 1.x start, every activation) says false.
+ * Secrets never reach errors or logs.
  */
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IHookFunctions, INode, IWebhookFunctions } from 'n8n-workflow';
 
 import { EVENTS, describeTopicPrefixProblem, findEvent, fullTopic } from '../shared/catalog';
-import { signingKeyId, subscriptionSecret } from '../shared/signature';
+import { signingKeyId, subscriptionSecret } from './signature';
 import type { CatalogEvent } from '../shared/catalog';
 import { clientFor } from '../shared/transport';
 import type { ClinicClient } from '../shared/transport';
@@ -116,10 +120,10 @@ function selectedEvents(node: INode, keys: string[]): CatalogEvent[] {
 }
 
 /**
- * What `create` does, and resubscribing (`rollBack: false`). The node checked the address
- * and the webhook service address first (preflight.ts).
+ * What `create` does, for resubscribing too. The node checked the address and the webhook
+ * service address first (preflight.ts).
  */
-export async function subscribe(ctx: SubscribingContext, { rollBack = true } = {}): Promise<void> {
+export async function subscribe(ctx: SubscribingContext): Promise<void> {
 	const setup = readSetup(ctx);
 	const events = selectedEvents(setup.node, selectedEventKeys(ctx));
 	const topicPrefix = await topicPrefixOf(setup);
@@ -196,8 +200,8 @@ export async function subscribe(ctx: SubscribingContext, { rollBack = true } = {
 			storeSubscription(staticData, event.key, { id, topic, keyId });
 			subscribed = true;
 		} catch (error) {
-			if (!rollBack) throw subscribeError(setup.node, event, error, undefined);
-			throw subscribeError(setup.node, event, error, (await removeOurs(setup)).failed);
+			const leftovers = await rollBack(setup);
+			throw subscribeError(setup.node, event, error, leftovers);
 		}
 	}
 
@@ -205,8 +209,8 @@ export async function subscribe(ctx: SubscribingContext, { rollBack = true } = {
 	try {
 		for (const subscription of toRemove) await subscriptions.removeIfPresent(subscription.id);
 	} catch (error) {
-		// Never half-active: what activation holds goes too, and it fails.
-		if (rollBack) await removeOurs(setup);
+		// Never half-active: what this attempt holds goes too, and activation fails.
+		await rollBack(setup);
 		throw activationError(setup.node, error);
 	}
 	for (const key of stored.keys()) if (!kept.has(key) && !selected.has(key)) forgetSubscription(staticData, key);
@@ -236,7 +240,11 @@ async function convergeWithOtherMains(
 		if (same.length < 2) continue;
 		const [keep, ...extra] = same;
 		for (const subscription of extra) await setup.subscriptions.removeIfPresent(subscription.id);
-		storeSubscription(setup.staticData, event.key, { id: keep.id, topic: keep.event_topic as string, keyId: signingKeyId(signingKey) });
+		storeSubscription(setup.staticData, event.key, {
+			id: keep.id,
+			topic: keep.event_topic as string,
+			keyId: signingKeyId(signingKey),
+		});
 	}
 }
 
@@ -276,4 +284,9 @@ export async function removeOurs(setup: Setup): Promise<{ failed: string[]; erro
 		errors.push(error);
 	}
 	return { failed, errors };
+}
+
+/** A failed activation leaves nothing behind: it removes what it holds and names what it could not. */
+async function rollBack(setup: Setup): Promise<string[]> {
+	return (await removeOurs(setup)).failed;
 }

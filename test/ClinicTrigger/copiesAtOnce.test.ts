@@ -9,7 +9,7 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
-import { REPEAT_ANSWER } from '../../nodes/shared/deliveries';
+import { REPEAT_ANSWER } from '../../nodes/ClinicTrigger/duplicateCheck';
 import { TRIGGER_WEBHOOK_ID, activateTrigger } from '../helpers/trigger';
 import type { DeliveryResult, HookResult } from '../helpers/trigger';
 import { startSimulator } from '../simulator';

@@ -1,4 +1,4 @@
-import { parseDeliveryBody, unwrapPayload } from '../../nodes/shared/deliveries';
+import { parseDeliveryBody, unwrapPayload } from '../../nodes/ClinicTrigger/receive';
 
 describe('delivery bodies', () => {
 	it('a JSON object is accepted', () => {

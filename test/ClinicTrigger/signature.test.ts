@@ -9,7 +9,7 @@ import {
 	hexSignatureMatches,
 	hmacSha256Hex,
 	verifyDelivery,
-} from '../../nodes/shared/signature';
+} from '../../nodes/ClinicTrigger/signature';
 
 const secret = 'a'.repeat(64);
 const body = Buffer.from('{"value":{"id":7,"name":"Ana"}}', 'utf8');
@@ -103,7 +103,7 @@ describe('deliveryId', () => {
 
 describe('what the code says about deliveryId', () => {
 	it('never recommends it as the value to dedupe on (distinct events with one payload share it)', () => {
-		const source = readFileSync(join(__dirname, '../../nodes/shared/signature.ts'), 'utf8');
+		const source = readFileSync(join(__dirname, '../../nodes/ClinicTrigger/signature.ts'), 'utf8');
 		expect(source).not.toMatch(/Remove Duplicates node can use it/);
 		expect(source).toMatch(/no value to dedupe on/);
 	});
