@@ -49,7 +49,7 @@ export const triggerProperties: INodeProperties[] = [
 						name: 'Event Log',
 						value: 'eventLog',
 						description:
-							'Looks each delivery up in the service\'s event log: a repeated delivery of one event starts nothing, and distinct events with the same payload each start a run. Costs one event-log read per delivery.',
+							"Looks each delivery up in the service's event log: a delivery of an event that already ran here starts nothing (also after a restart, or at another webhook processor), and distinct events with the same payload each start a run. Costs an event-log read, shared by deliveries arriving together.",
 					},
 					{
 						name: 'Same Body Within Window',
@@ -64,7 +64,7 @@ export const triggerProperties: INodeProperties[] = [
 					},
 				],
 				description:
-					'The service may deliver an event more than once. Per n8n process: with several webhook processors, add Remove Duplicates on eventId (see the README).',
+					'The service may deliver an event more than once. Two copies arriving at the same moment at two webhook processors (queue mode) can both run: add Remove Duplicates on eventId there (see the docs).',
 			},
 			{
 				displayName: 'Ignore Repeats For (Minutes)',

@@ -1,21 +1,16 @@
 /**
- * The duplicate check (Duplicate Check: Event Log): which logged event a delivery is, decided
- * from the service's event log. Deliveries carry no event id, so a retry and a second event
- * with the same payload are byte-identical; the log tells them apart. For each event it
- * records every try, with its `target_url` and `response_code`, and it is shared by every
- * n8n process and kept across restarts.
- *
- * A delivery's event is the oldest logged event with its topic, name and payload that
- * - was logged after this trigger's subscription was made (or was tried at its address), and
- * - has no 2xx at this trigger's address other than the trigger's own repeat answer (it has
- *   not run here), and
- * - no delivery in this n8n process has claimed (memory holds only the copies in flight,
- *   which the log cannot show yet).
- * When every such event is claimed, a claimed one runs again only if the log shows a new
- * server error at this address since it was claimed, and nothing but server errors and
- * repeat answers there (n8n refused to store its run). Anything else is a repeat.
- * When the log does not answer within EVENT_LOG_CHECK_MS, or holds no such event among the
- * newest DEEP_READ, the delivery runs without an event id: never dropped.
+ * The duplicate check (Duplicate Check: Event Log), decided from the service's event log:
+ * deliveries carry no event id (a retry and a second event with the same payload are
+ * byte-identical), and the log records each event's tries with `target_url` and
+ * `response_code`, for every n8n process and across restarts. A delivery's event is the
+ * oldest logged event with its topic, name and payload that was logged after this trigger's
+ * subscription was made (or was tried at its address), has no 2xx at this address but the
+ * trigger's own repeat answer (it has not run here), and is not claimed in this process
+ * (memory holds only copies in flight, which the log cannot show yet). When all are claimed,
+ * one runs again only if the log shows a new server error here since its claim and nothing
+ * but server errors and repeat answers (n8n refused to store its run); else a repeat. When
+ * the log does not answer in EVENT_LOG_CHECK_MS, or holds no such event among the newest
+ * DEEP_READ, the delivery runs without an event id: never dropped.
  */
 import { sleep } from 'n8n-workflow';
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';

@@ -10,10 +10,7 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 import type { EventRecord } from '../shared/eventRecord';
 
-/**
- * A map bounded by count (the oldest goes first) and age: what is older is never answered
- * and goes at the next write; a store of a few seconds (a credential) is also swept on time.
- */
+/** A map bounded by count (oldest first out) and age (never answered, gone at the next write; a store of seconds is swept on time). */
 export class Kept<V> {
 	private readonly entries = new Map<string, { value: V; at: number }>();
 	private sweeping = false;
@@ -76,18 +73,14 @@ export const CREDENTIAL_KEPT_MS = 5_000;
  *    database query and a decrypt. Deliveries arriving together share one read (`order`
  *    tells whether it started after a delivery arrived). Never in static data or logs.
  */
-export const credentials = keptInProcess(
-	'credentials kept for deliveries',
-	`1,000 triggers, ${CREDENTIAL_KEPT_MS / 1000} s each`,
-	new Kept<{ read: Promise<ICredentialDataDecryptedObject>; order: number }>(1_000, CREDENTIAL_KEPT_MS),
-);
+type CredentialRead = { read: Promise<ICredentialDataDecryptedObject>; order: number };
+export const credentials = keptInProcess('credentials kept for deliveries', '1,000 triggers, 5 s each', new Kept<CredentialRead>(1_000, CREDENTIAL_KEPT_MS));
 
 /**
- * 2. The duplicate check, per trigger and event: the read of the event log under way and
- *    the one queued after it (`read:`), the events claimed by deliveries in this process
- *    with how many tries at the trigger's address the log showed then (`claim:`), and with
- *    Same Body Within Window the bodies accepted (`body:`, forgotten again when n8n did not
- *    store the run).
+ * 2. The duplicate check, per trigger and event: the event log read under way and the one
+ *    queued after it (`read:`), the events claimed here with the tries at the trigger's
+ *    address the log showed then (`claim:`), and with Same Body Within Window the bodies
+ *    accepted (`body:`, forgotten again when n8n did not store the run).
  */
 export type Taken =
 	| { kind: 'read'; order: number; events: Promise<EventRecord[]>; next?: Promise<EventRecord[]> }
@@ -97,10 +90,9 @@ export const MAX_WINDOW_MS = 24 * 60 * 60_000;
 export const taken = keptInProcess('deliveries taken (duplicate check)', '20,000 entries, a day each at most', new Kept<Taken>(20_000, MAX_WINDOW_MS));
 
 /**
- * 3. Each trigger's subscriptions: when they were last listed and when each was made then
- *    (`since`, by event), the resubscribe under way (one at a time), when a delivery that
- *    could not be verified last started one, and the stale subscriptions a failed
- *    resubscribe left for the next delivery.
+ * 3. Each trigger's subscriptions: when last listed and when each was made (`since`), the
+ *    resubscribe under way (one at a time), when an unverified delivery last started one,
+ *    and the stale subscriptions a failed resubscribe left for the next delivery.
  */
 export interface TriggerState {
 	listedAt?: number;

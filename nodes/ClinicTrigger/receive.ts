@@ -1,20 +1,11 @@
 /**
- * One delivery from the clinic's webhook service. Order of checks, none of which starts
- * an execution when it fails:
- *
- * 1. body: empty, larger than the limit, not JSON or not an object -> 400;
- * 2. event: `?event=<key>` names an event this trigger listens for -> else 404;
- * 3. proof: signature (or secret) verified over the raw bytes in constant time -> else 401.
- *    A delivery whose subscription was made with the credential's previous key cannot be
- *    verified: the trigger resubscribes and catches up from the event log (resubscribe.ts),
- *    at most once a minute for such deliveries;
- * 4. a verified delivery also finds a subscription the service stopped (resubscribe.ts);
- * 5. repeat -> 200 without a run: by default decided from the event log (duplicateCheck.ts);
- *    opted in, the same body accepted within the window.
- *
- * The node answers refusals and repeats itself; n8n answers an accepted delivery (on 2.x
- * once it stored the run). The credential is read once for all steps, and kept a few
- * seconds for the next deliveries (memory.ts).
+ * One delivery from the clinic's webhook service, checked in order (a failed check starts
+ * nothing): 1. body -> else 400; 2. `?event=<key>` names an event this trigger listens for
+ * -> else 404; 3. signature over the raw bytes -> else 401 (made with the credential's
+ * previous key: resubscribe, resubscribe.ts); 4. a subscription the service stopped ->
+ * resubscribe; 5. a repeat -> 200 without a run (duplicateCheck.ts, or the same body within
+ * the window). The node answers refusals and repeats; n8n answers an accepted delivery (on
+ * 2.x once it stored the run). The credential is read once, and kept seconds (memory.ts).
  */
 import type { ICredentialDataDecryptedObject, IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
@@ -74,9 +65,7 @@ function answer(ctx: IWebhookFunctions, status: number, body: IDataObject, items
 	return items.length > 0 ? { noWebhookResponse: true, workflowData: [shapeTriggerItems(ctx, items)] } : { noWebhookResponse: true };
 }
 
-function numberOption(value: unknown, fallback: number): number {
-	return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback;
-}
+const numberOption = (value: unknown, fallback: number) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback);
 
 /**
  * The bytes as received. n8n puts them on `rawBody` for every node but its own Webhook

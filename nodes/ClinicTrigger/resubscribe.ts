@@ -1,20 +1,13 @@
 /**
- * A Clinic Trigger with a stale subscription resubscribes itself where it can, and fails
- * visibly where it cannot. Its subscriptions are stale when:
- *
- * - the credential's webhook signing key is no longer the one they were made with: every
- *   delivery would be refused. Told from static data on any delivery.
- * - the service disabled or deleted one: that event is not delivered at all, so it is
- *   looked for on a verified delivery of any of the trigger's events (one list of
- *   subscriptions, at most once a minute per trigger and process), or at activation.
- *
- * Resubscribing replaces each stale subscription (a new one with the current key, stored,
- * then the stale one removed); every working subscription stays. Then one run of the events
- * the stale subscriptions missed, read from the event log, each marked `recovered`. One
- * resubscribe at a time per trigger; a delivery that could not be verified starts at most
- * one a minute (a forged one looks the same). When it fails the delivery fails: n8n answers
- * 500, saves a failed execution with the message below and starts the error workflow; the
- * next delivery tries again.
+ * A stale subscription, replaced from a delivery. Stale: made with a signing key the
+ * credential no longer holds (told from static data), or disabled or deleted by the service
+ * (looked for on a verified delivery, one list at most once a minute per trigger).
+ * Resubscribing replaces each stale subscription (the new one made with the current key and
+ * stored, then the stale one removed; every working one stays) and runs the events they
+ * missed, read from the event log, marked `recovered`. One at a time per trigger; a delivery
+ * that could not be verified starts at most one a minute (a forged one looks the same). When
+ * it fails the delivery fails (n8n answers 500, the execution says what to do) and the next
+ * delivery tries again.
  */
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
@@ -131,13 +124,8 @@ export async function resubscribe(
 	}
 }
 
-interface Replacement {
-	key: string;
-	event: CatalogEvent;
-	entry: StoredSubscription;
-	secret: string;
-	id?: number | string;
-}
+/** A stale subscription's replacement; `id` once the service made it. */
+type Replacement = { key: string; event: CatalogEvent; entry: StoredSubscription; secret: string; id?: number | string };
 
 async function resubscribeNow(
 	ctx: IWebhookFunctions,
@@ -220,12 +208,9 @@ async function resubscribeNow(
 }
 
 /**
- * Logged since `since` (when the stale subscription was made), compared as instants: a
- * service may render one time in UTC and another with an offset or fractions of a second.
- * A `since` without fractions (the service dropped them) leaves its own second in doubt: an
- * event in it counts when the service tried to deliver it here (it came after the
- * subscription). An event whose time cannot be read counts (caught up rather than lost; a
- * repeat is told by its id).
+ * Logged since `since`, compared as instants (UTC, offsets, fractions alike). Within the
+ * second a `since` without fractions names, an event counts when the service tried to
+ * deliver it here; an event whose time cannot be read counts (caught up rather than lost).
  */
 export function loggedSince(event: { created_at: string }, since: string, sentHere: boolean): boolean {
 	const at = Date.parse(event.created_at);

@@ -1,10 +1,8 @@
 /**
- * What the Clinic Trigger keeps in the workflow's static data, and the secrets it derives
- * from it. Static data holds `{[eventKey]: {id, topic, keyId}}`: no secret, because n8n
- * 1.x copies the workflow, static data included, into every execution. Each secret is
- * derived from the credential's signing key, the node's webhook id and the event
- * (signature.ts). Entries stored by 0.1.0 hold the secret itself; they keep
- * verifying until the next activation replaces them.
+ * The workflow's static data: `{[eventKey]: {id, topic, keyId}}`, no secret (n8n 1.x copies
+ * static data into every execution); each secret is derived from the credential's signing
+ * key, the node's webhook id and the event (signature.ts). Entries stored by 0.1.0 hold the
+ * secret itself and keep verifying until the next activation replaces them.
  */
 import type { IDataObject, INode } from 'n8n-workflow';
 
