@@ -43,11 +43,8 @@ export const DEEP_READ = 1000;
 /** How long a claim stands for a copy in flight. */
 const CLAIM_KEPT_MS = 60 * 60_000;
 
-export type Placement =
-	| { kind: 'event'; event: EventRecord }
-	| { kind: 'repeat' }
-	/** Run without an event id; `note` says why in the item when the log could not be read. */
-	| { kind: 'unknown'; note?: string };
+/** `unknown`: run without an event id; `note` says why in the item when the log could not be read. */
+export type Placement = { kind: 'event'; event: EventRecord } | { kind: 'repeat' } | { kind: 'unknown'; note?: string };
 
 export interface DeliveryToPlace {
 	/** This trigger and event: what the check's memory is keyed by. */

@@ -92,13 +92,14 @@ export const taken = keptInProcess('deliveries taken (duplicate check)', '20,000
 /**
  * 3. Each trigger's subscriptions: when last listed and when each was made (`since`), the
  *    resubscribe under way (one at a time), when an unverified delivery last started one,
- *    and the stale subscriptions a failed resubscribe left for the next delivery.
+ *    when one last failed a delivery, and the stale subscriptions it left for the next.
  */
 export interface TriggerState {
 	listedAt?: number;
 	since?: Record<string, string | undefined>;
 	resubscribing?: Promise<unknown>;
 	unverifiedAt?: number;
+	failedAt?: number;
 	stale?: { reason: 'signingKeyChanged' | 'subscriptionDisabled' | 'subscriptionDeleted'; keys: string[] };
 }
 export const triggers = keptInProcess('subscription checks of each trigger', '1,000 triggers, an hour each', new Kept<TriggerState>(1_000, 60 * 60_000));

@@ -141,9 +141,8 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	if (!checked.verified && checked.earlier) checked = await check(true);
 	const { client, signingKey, verified } = checked;
 	const by = { trigger, client, signingKey, ownPath };
-	if (subscription && mode !== 'none' && !signingKey && !subscription.legacySecret) {
-		this.logger.warn(`Clinic Trigger "${node.name}": the credential holds no webhook signing key, so deliveries cannot be verified. Save the credential, then deactivate and activate the workflow.`);
-	}
+	const noKey = subscription && mode !== 'none' && !signingKey && !subscription.legacySecret;
+	if (noKey) this.logger.warn(`Clinic Trigger "${node.name}": the credential holds no webhook signing key, so deliveries cannot be verified. Save the credential, then deactivate and activate the workflow.`);
 	const oldKeyEvents = eventsOfOldSigningKey(stored, signingKey);
 	if (!verified) {
 		// Subscribed with the previous key: resubscribe (at most once a minute from such

@@ -119,6 +119,16 @@ export async function resubscribe(
 	state.resubscribing = running;
 	try {
 		return await running;
+	} catch (error) {
+		// A stopped subscription that cannot be replaced fails one delivery a minute; the
+		// deliveries of the working ones meanwhile run (the n8n log says it failed again).
+		if (stale.reason === 'signingKeyChanged' || Date.now() - (state.failedAt ?? 0) >= STALE_CHECK_EVERY_MS) {
+			state.failedAt = Date.now();
+			// The same NodeOperationError resubscribeNow threw (n8n-workflow hands it back).
+			throw new NodeOperationError(ctx.getNode(), error as Error);
+		}
+		ctx.logger.warn(`Clinic Trigger "${ctx.getNode().name}": ${(error as Error).message}`);
+		return [];
 	} finally {
 		state.resubscribing = undefined;
 	}
@@ -176,11 +186,8 @@ async function resubscribeNow(
 				"Its other subscriptions were left in place, and the next delivery to this trigger subscribes again (one that cannot be verified, at most once a minute). If this keeps failing, check that the Clinic credential can sign in and manage webhooks, then deactivate and activate the workflow. Meanwhile the Clinic Event Log Trigger, or the Clinic node's Event > Get Many, lists the events.",
 		});
 	}
-	if (failure) {
-		throw new NodeOperationError(node, `The Clinic Trigger subscribed again (${what}), but could not read the events missed meanwhile: ${failure.error.message}`, {
-			description: "Find them with the Clinic node's Event > Get Many, or the Clinic Event Log Trigger.",
-		});
-	}
+	const findThem = "Find them with the Clinic node's Event > Get Many, or the Clinic Event Log Trigger.";
+	if (failure) throw new NodeOperationError(node, `The Clinic Trigger subscribed again (${what}), but could not read the events missed meanwhile: ${failure.error.message}`, { description: findThem });
 
 	const recovered: IDataObject = {
 		reason: stale.reason,

@@ -222,6 +222,19 @@ describe('a trigger that never goes silent', () => {
 		expect(runItems().map((json) => json.eventId)).toEqual([missed.id, heard.id, next.id]);
 	});
 
+	it('subscribing keeps failing: one delivery a minute fails saying so, the working subscription\'s events run meanwhile', async () => {
+		await activate([PATIENT_UPDATED, PATIENT_CREATED]);
+		const updated = live(sim).find((s) => s.event_name === 'patient-updated')!;
+		sim.stopSubscription(updated.id, 'disable');
+		sim.addFault({ kind: 'status', status: 500, host: 'webhooks', method: 'POST', path: '/webhooks' });
+		const first = await sim.emit('patient', 'patient-created', { id: 1 });
+		const second = await sim.emit('patient', 'patient-created', { id: 2 });
+		expect(first.logs.map((log) => log.response_code)).toEqual([500, 200]);
+		expect(second.logs.map((log) => log.response_code)).toEqual([200]);
+		expect(receiver.results.filter((result) => result.error)).toHaveLength(1);
+		expect(runItems().map((json) => json.eventId)).toEqual([first.id, second.id]);
+	});
+
 	it('30 forged deliveries at once while the key is replaced: one resubscribe, no forged body runs', async () => {
 		await activate([PATIENT_UPDATED]);
 		const [subscription] = live(sim);
