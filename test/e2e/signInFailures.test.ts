@@ -1,7 +1,8 @@
 /**
  * A sign-in that fails, inside real n8n 1.123 and 2.41: the user reads what is wrong with
  * the credential (not "could not reach the service"), and n8n asks for a token once per
- * execution, not once per item. Each case runs 3 items over 2 executions.
+ * execution, not once per item (a refused refresh token not again at all). Each case runs 3
+ * items over 2 executions in one running n8n.
  */
 import { ClinicApi } from '../../credentials/ClinicApi.credentials';
 import { passwordCredentialData, type Simulator } from '../simulator';
@@ -20,6 +21,8 @@ interface Case {
 	message: RegExp;
 	/** What must never be printed: the password or token of the credential. */
 	secret: (sim: Simulator) => string;
+	/** A refused refresh token is never sent again by the same n8n process: one request in all. */
+	refusedOnce?: boolean;
 }
 
 const CASES: Case[] = [
@@ -56,6 +59,7 @@ const CASES: Case[] = [
 		}),
 		message: /refused the refresh token.*paste it into the Clinic Refresh Token API credential/,
 		secret: () => 'rt-revoked-long-ago-0123456789',
+		refusedOnce: true,
 	},
 ];
 
@@ -113,7 +117,7 @@ describe.each(ALL_N8N_VERSIONS)('sign-in failures in n8n %s', (version) => {
 	});
 
 	it.each(CASES.map((testCase, index) => [testCase.title, index] as const))(
-		'%s: the message names the cause and the credential; one token request per execution (3 items, 2 executions)',
+		'%s: the message names the cause and the credential; at most one token request per execution (3 items, 2 executions)',
 		(_title, index) =>
 			n8n.run(async () => {
 				const testCase = CASES[index];
@@ -133,7 +137,7 @@ describe.each(ALL_N8N_VERSIONS)('sign-in failures in n8n %s', (version) => {
 						expect(`${error?.message} ${error?.description}`).not.toMatch(/Could not reach/);
 					}
 					expect(clinic.server.log()).not.toContain(testCase.secret(sim));
-					expect(sim.tokenRequests() - tokenRequestsBefore).toBe(execution);
+					expect(sim.tokenRequests() - tokenRequestsBefore).toBe(testCase.refusedOnce ? 1 : execution);
 				}
 				// The items were never sent: only token requests reached the service.
 				expect(sim.log.filter((entry) => !entry.path.endsWith('/oauth/token'))).toEqual([]);
