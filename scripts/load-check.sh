@@ -5,8 +5,9 @@
 #
 #   bash scripts/load-check.sh              one busy loop, caches as they are
 #   bash scripts/load-check.sh --loops 0    no load
-#   bash scripts/load-check.sh --fresh      also moves ~/.cache/n8n-nodes-clinic and ~/.npm
-#                                           aside for the run (put back afterwards)
+#   bash scripts/load-check.sh --fresh      with empty caches, as on a new machine: n8n, Node 24
+#                                           and every npm package downloaded anew (into the
+#                                           check's own folders; yours are not touched)
 set -uo pipefail
 loops=1
 fresh=0
@@ -23,19 +24,16 @@ work=$(mktemp -d /tmp/load-check-XXXXXX)
 git clone --quiet "$repo" "$work/clone"
 echo "load check: $(git -C "$work/clone" log --oneline -1), $loops busy loop(s), fresh caches: $fresh, in $work"
 
-cache="${N8N_CLINIC_CACHE:-$HOME/.cache/n8n-nodes-clinic}"
+# A fresh run gets caches of its own (N8N_CLINIC_CACHE, npm's cache): the user's stay as they
+# are, and other npm commands running meanwhile cannot race with it.
+if [ "$fresh" = 1 ]; then
+	export N8N_CLINIC_CACHE="$work/n8n-cache" npm_config_cache="$work/npm-cache"
+fi
 restore() {
-	if [ "$fresh" = 1 ]; then
-		[ -e "$work/n8n-cache" ] && rm -rf "$cache" && mv "$work/n8n-cache" "$cache"
-		[ -e "$work/npm-cache" ] && rm -rf "$HOME/.npm" && mv "$work/npm-cache" "$HOME/.npm"
-	fi
 	for pid in ${busy:-} ${sampler:-}; do kill "$pid" 2>/dev/null; done
+	[ "$fresh" = 1 ] && rm -rf "$work/n8n-cache" "$work/npm-cache"
 }
 trap restore EXIT
-if [ "$fresh" = 1 ]; then
-	[ -e "$cache" ] && mv "$cache" "$work/n8n-cache"
-	[ -e "$HOME/.npm" ] && mv "$HOME/.npm" "$work/npm-cache"
-fi
 
 busy=""
 for _ in $(seq 1 "$loops"); do
