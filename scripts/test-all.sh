@@ -67,7 +67,7 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 		# A lane never outlives CI's bound: whatever a test does, jest is stopped after 40 minutes.
 		E2E_LANE_FILES=$files N8N_E2E_PORTS=$ports timeout --kill-after=30s 40m \
 			npx jest --selectProjects e2e --runInBand --testSequencer ./test/e2e/harness/laneSequencer.cjs \
-			--testPathPattern "$pattern" --json --outputFile="$results/e2e-$name.json" >"$results/e2e-$name.log" 2>&1
+			--testPathPatterns "$pattern" --json --outputFile="$results/e2e-$name.json" >"$results/e2e-$name.log" 2>&1
 		echo $? >"$results/e2e-$name.exit"
 		echo "$name $((SECONDS - started))" >>"$results/lane-times"
 	}

@@ -35,10 +35,11 @@ export interface LocalRegistry {
 
 /**
  * Starts verdaccio in `dir`, on the Node that runs the tests by default. It is pinned at
- * 5.20.1: later versions depend on `node-fetch@cjs`, a dist-tag the registry npm installs
+ * 5.20.1: every later 5.x (5.21.1 to 5.33.0, checked 2026-11-28) depends on a
+ * `verdaccio-audit` that asks for `node-fetch@cjs`, a dist-tag the registry npm installs
  * from here does not carry, and pinning it would take an `overrides` field, which n8n's
- * package scanner refuses. 5.20 signs tokens with `crypto.createCipher`, gone in Node 22,
- * so not on n8n's Node 24.
+ * package scanner refuses (`no-overrides-field`); 6.x needs Node 22. 5.20 signs tokens with
+ * `crypto.createCipher`, gone in Node 22, so not on n8n's Node 24.
  */
 export async function startLocalRegistry(dir: string, options: { nodeBin?: string } = {}): Promise<LocalRegistry> {
 	mkdirSync(dir, { recursive: true });
