@@ -9,6 +9,25 @@ import type { ExecuteResult, WorkflowImport, WorkflowRun } from './cli';
 import { waitFor, type N8nServer } from './server';
 
 const MANUAL_TRIGGER = 'n8n-nodes-base.manualTrigger';
+/** n8n's own check of fixed record IDs, which gives up after 250 ms of wall-clock time. */
+const REGEX_TIMED_OUT = 'Regular expression execution timed out';
+
+/**
+ * The run request. n8n checks every fixed resource-locator ID against its pattern before a
+ * run starts, within 250 ms of wall-clock time (docs/requests-limits-and-faults.md); on a
+ * machine whose cores the suite itself keeps busy that check can time out, and n8n refuses
+ * the run before anything is sent. Nothing ran then, so the request is made again.
+ */
+async function startRun(server: N8nServer, workflowId: string, body: unknown): Promise<{ executionId?: string; waitingForWebhook?: boolean }> {
+	for (let attempt = 1; ; attempt++) {
+		try {
+			return await server.rest('POST', `/workflows/${workflowId}/run`, body);
+		} catch (error) {
+			if (attempt >= 5 || !(error as Error).message.includes(REGEX_TIMED_OUT)) throw error;
+			await new Promise((resolve) => setTimeout(resolve, 2_000));
+		}
+	}
+}
 
 /**
  * Runs the workflow from its Manual Trigger and waits until the execution has ended. The
@@ -25,7 +44,7 @@ export async function runManually(
 	if (!trigger) throw new N8nHarnessError(`workflow ${workflowId} has no Manual Trigger to run from`);
 	// 1.x runs the workflow it is sent; 2.x reads it from its database and refuses extra fields.
 	const body = server.ctx.major >= 2 ? { triggerToStartFrom: { name: trigger.name } } : { workflowData: workflow, triggerToStartFrom: { name: trigger.name } };
-	const answer = await server.rest<{ executionId?: string; waitingForWebhook?: boolean }>('POST', `/workflows/${workflowId}/run`, body);
+	const answer = await startRun(server, workflowId, body);
 	if (!answer?.executionId) throw new N8nHarnessError(`n8n started no run of workflow ${workflowId}: ${JSON.stringify(answer)}`, server.logTail(40));
 	const execution = await waitFor(
 		`manual run ${answer.executionId} of workflow ${workflowId} to end`,
