@@ -10,16 +10,17 @@
  * one runs again only if the log shows a new server error here since its claim and nothing
  * but server errors and repeat answers (n8n refused to store its run); else a repeat. When
  * the log does not answer in EVENT_LOG_CHECK_MS, or holds no such event among the newest
- * DEEP_READ, the delivery runs without an event id: never dropped.
+ * MAX_READ, the delivery runs without an event id: never dropped.
  */
 import { sleep } from 'n8n-workflow';
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { EventLog } from '../shared/eventLog';
+import type { Enough } from '../shared/eventLog';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
-import { nextInOrder, taken } from './memory';
+import { taken } from './memory';
 import type { Taken } from './memory';
 
 /** The trigger's answer to a delivery it takes for a repeat: a 200, so the service stops retrying. */
@@ -36,10 +37,8 @@ export function answeredAsRepeat(response: string): boolean {
 
 /** A delivery is answered within seconds whatever the log does: past this it runs without an id. */
 export const EVENT_LOG_CHECK_MS = 5000;
-/** Events read first (one request once the end of the log is known); a delivery not among them reads DEEP_READ. */
-const RECENT_READ = 50;
-/** How far back a delivery's event is searched (a burst after an outage). */
-export const DEEP_READ = 1000;
+/** How far back a delivery's event is searched (a burst after an outage); a read stops once it has every waiting delivery's. */
+export const MAX_READ = 1000;
 /** How long a claim stands for a copy in flight. */
 const CLAIM_KEPT_MS = 60 * 60_000;
 
@@ -69,26 +68,33 @@ function canonical(value: unknown): string {
 }
 
 /**
- * The newest `max` matching events, from a read that started after `arrived`: the service
- * logs an event before delivering it, so such a read holds it. Deliveries arriving together
- * share one read per trigger, event and depth; one arriving while a read is on the wire
- * takes the next one, which starts when that one ends.
+ * The newest matching events, from a read that started after the delivery arrived: the
+ * service logs an event before delivering it, so such a read holds it. Deliveries arriving
+ * while a read is on the wire wait for the next one, which starts when that one ends and
+ * reads back until it has every one of their payloads (or MAX_READ events).
  */
-function sharedRead(ctx: IWebhookFunctions, client: ClinicClient, delivery: DeliveryToPlace, max: number, arrived: number): Promise<EventRecord[]> {
-	const key = `read:${delivery.key}\n${max}`;
-	const start = () => {
-		// The deep read trusts no page cap seen before (a short page may be the service's cap).
-		const log = new EventLog(ctx, client, { proveEnd: max === DEEP_READ });
-		const read: Taken = { kind: 'read', order: nextInOrder(), events: log.recent(delivery.filter, max) };
+function readFor(ctx: IWebhookFunctions, client: ClinicClient, delivery: DeliveryToPlace, payload: string): Promise<EventRecord[]> {
+	const key = `read:${delivery.key}`;
+	const start = (wanted: Set<string>): Promise<EventRecord[]> => {
+		const enough: Enough = (events) => [...wanted].every((one) => events.some((event) => canonical((event as IDataObject).value) === one));
+		const recent = async (proveEnd: boolean) => await new EventLog(ctx, client, { proveEnd }).recent(delivery.filter, MAX_READ, undefined, enough);
+		// Not all found: read again trusting no page cap seen before (a short page may be the service's cap now).
+		const events = recent(false).then(async (found) => (enough(found) ? found : await recent(true)));
+		const read: Taken = { kind: 'read', events };
 		taken.set(key, read);
-		const done = () => taken.get(key) === read && taken.delete(key);
+		// Gone once answered, unless deliveries wait for the next read (which then takes its place).
+		const done = () => !read.next && taken.get(key) === read && taken.delete(key);
 		read.events.then(done, done);
 		return read.events;
 	};
-	const current = taken.get(key);
-	if (current?.kind !== 'read') return start();
-	if (current.order > arrived) return current.events;
-	return (current.next ??= current.events.then(start, start));
+	const onWire = taken.get(key);
+	if (onWire?.kind !== 'read') return start(new Set([payload]));
+	if (!onWire.next) {
+		const wanted = new Set<string>();
+		onWire.next = { wanted, events: onWire.events.then(() => start(wanted), () => start(wanted)) };
+	}
+	onWire.next.wanted.add(payload);
+	return onWire.next.events;
 }
 
 /** The delivery's answer within `ms`, or an error that says so (the work goes on for others). */
@@ -100,18 +106,12 @@ async function within<T>(work: Promise<T>, ms: number): Promise<T> {
 }
 
 export async function placeDelivery(ctx: IWebhookFunctions, client: ClinicClient, delivery: DeliveryToPlace): Promise<Placement> {
-	const arrived = nextInOrder();
 	const wanted = canonical(delivery.payload);
 	const matching = (events: EventRecord[]) =>
 		events.filter((event) => canonical((event as IDataObject).value) === wanted).sort((a, b) => a.id - b.id);
 	let found: EventRecord[];
 	try {
-		const check = async () => {
-			const recent = await sharedRead(ctx, client, delivery, RECENT_READ, arrived);
-			if (matching(recent).length > 0) return matching(recent);
-			return matching(await sharedRead(ctx, client, delivery, DEEP_READ, arrived));
-		};
-		found = await within(check(), EVENT_LOG_CHECK_MS);
+		found = matching(await within(readFor(ctx, client, delivery, wanted), EVENT_LOG_CHECK_MS));
 	} catch (error) {
 		ctx.logger.warn(`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); the delivery runs without an event id`);
 		return { kind: 'unknown', note: `The event log could not be read (${(error as Error).message}): this run has no event id, and may repeat an event that ran already.` };

@@ -78,12 +78,12 @@ export const credentials = keptInProcess('credentials kept for deliveries', '1,0
 
 /**
  * 2. The duplicate check, per trigger and event: the event log read under way and the one
- *    queued after it (`read:`), the events claimed here with the tries at the trigger's
+ *    queued after it with the payloads it waits for (`read:`), the events claimed here with the tries at the trigger's
  *    address the log showed then (`claim:`), and with Same Body Within Window the bodies
  *    accepted (`body:`, forgotten again when n8n did not store the run).
  */
 export type Taken =
-	| { kind: 'read'; order: number; events: Promise<EventRecord[]>; next?: Promise<EventRecord[]> }
+	| { kind: 'read'; events: Promise<EventRecord[]>; next?: { wanted: Set<string>; events: Promise<EventRecord[]> } }
 	| { kind: 'claim'; triesSeen: number }
 	| { kind: 'body' };
 export const MAX_WINDOW_MS = 24 * 60 * 60_000;
@@ -104,6 +104,6 @@ export interface TriggerState {
 }
 export const triggers = keptInProcess('subscription checks of each trigger', '1,000 triggers, an hour each', new Kept<TriggerState>(1_000, 60 * 60_000));
 
-/** Order of arrivals and reads: a read serves a delivery only when it started after the delivery arrived. */
+/** Order of arrivals and credential reads: a read serves a delivery only when it started after the delivery arrived. */
 let sequence = 0;
 export const nextInOrder = () => ++sequence;

@@ -244,6 +244,20 @@ describe('a burst of deliveries', () => {
 		expect(sim.log.filter((entry) => entry.path === '/events').length).toBeLessThanOrEqual(3);
 	});
 
+	it('a burst after an outage: 300 events logged, then delivered at once oldest first; the reads stop once they hold every waiting delivery’s event', async () => {
+		seed(2000);
+		await deliver(logEvent().value); // the end of the log is known from here on
+		const events = Array.from({ length: 300 }, () => logEvent());
+		sim.clearLog();
+		// The oldest 60 first: past the newest page, so each read goes back, but not 1,000 events deep.
+		const results = await deliverAll(events.slice(0, 60).map((event) => event.value));
+		expect(results.map(eventIdOf)).toEqual(events.slice(0, 60).map((event) => event.id));
+		const pages = sim.log.filter((entry) => entry.path === '/events');
+		// Two reads (the first delivery's, then one for the rest), each of about four pages: the log's
+		// newest 300 events and the page before them; reading 1,000 events back would take ten or more each.
+		expect(pages.length).toBeLessThanOrEqual(12);
+	});
+
 	it('shares its reads of the credential: 30 deliveries at once read it a few times, not 30', async () => {
 		seed(100);
 		const events = Array.from({ length: 30 }, () => logEvent());
