@@ -120,7 +120,7 @@ export function databaseWorkReport(f: DatabaseWorkFigures): SectionResult {
 	const measured = (Object.entries(f.work) as Array<[Receiver, ReceiverWork]>).filter(([, w]) => w !== undefined);
 	const markdown = [
 		`One \`n8n start\` (n8n ${f.version}, SQLite, \`N8N_CONCURRENCY_PRODUCTION_LIMIT=16\` as in section 5) with n8n's own query log on ` +
-			'(`DB_LOGGING_ENABLED=true`, `DB_LOGGING_OPTIONS=query,error`), every receiver\'s workflow active. Per receiver in turn: ' +
+			'(`DB_LOGGING_ENABLED=true`, `DB_LOGGING_OPTIONS=all`), every receiver\'s workflow active. Per receiver in turn: ' +
 			`a warm-up of ${f.warmUpDeliveries} distinct deliveries one after the other, 15 s idle, then the burst: ${f.burstEvents} events, ` +
 			`each delivered twice, all ${f.burstEvents * 2} deliveries at once (the Clinic Trigger's events logged in the simulator before any is sent). ` +
 			'Statements are those n8n logged from the first send until every execution the burst started had finished, plus 3 s; ' +

@@ -1,6 +1,6 @@
 /**
  * n8n's own query log (TypeORM's console logger, on with DB_LOGGING_ENABLED=true and
- * DB_LOGGING_OPTIONS=query,error; see @n8n/config `database.config.js` and @n8n/db
+ * DB_LOGGING_OPTIONS=all; see @n8n/config `database.config.js` and @n8n/db
  * `db-connection-options.js`), read from the `n8n start` log between two byte offsets, and
  * the statements counted by kind and table. TypeORM writes each statement as
  * `query: <sql> -- PARAMETERS: [...]` (parameters only when there are some) and a failed one
@@ -10,7 +10,8 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 
 export const DB_LOGGING_ENV = {
 	DB_LOGGING_ENABLED: 'true',
-	DB_LOGGING_OPTIONS: 'query,error',
+	// One of n8n's values (its config refuses a list): 'all' logs failed statements too.
+	DB_LOGGING_OPTIONS: 'all',
 	// Off: no "query is slow" lines (they would repeat statements already logged).
 	DB_LOGGING_MAX_EXECUTION_TIME: '0',
 };
