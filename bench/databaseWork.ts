@@ -89,7 +89,7 @@ export async function measureDatabaseWork(bench: Bench): Promise<SectionResult> 
 			await act();
 			const ms = Date.now() - started;
 			const statements = parseStatements(readLogSlice(server.logFile, from, logOffset(server.logFile)));
-			writeFileSync(join(rawDir, `${name}.sql.txt`), statements.map((s) => `${s.failed ? 'FAILED ' : ''}${s.sql}`).join('\n') + '\n');
+			writeFileSync(join(rawDir, `${name}.sql.txt`), statements.map((s) => `${s.failed ? 'FAILED ' : ''}${s.sql.replace(/\s+/g, ' ')}`).join('\n') + '\n');
 			return { ms, counts: countStatements(statements) };
 		};
 

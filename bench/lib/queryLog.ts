@@ -24,7 +24,7 @@ export interface Statement {
 	/** e.g. `credentials_entity`, `workflow_entity (SET staticData)`, `BEGIN TRANSACTION`. */
 	target: string;
 	failed: boolean;
-	/** The SQL without its parameters, cut to 300 characters. */
+	/** The SQL without its parameters. */
 	sql: string;
 }
 
@@ -88,7 +88,7 @@ export function parseStatements(text: string): Statement[] {
 	const flush = () => {
 		if (!current) return;
 		const sql = current.sql.split(PARAMETERS)[0];
-		statements.push({ ...classify(sql), failed: current.failed, sql: sql.slice(0, 300) });
+		statements.push({ ...classify(sql), failed: current.failed, sql });
 		current = undefined;
 	};
 	for (const line of text.split('\n')) {
