@@ -22,7 +22,7 @@ import { databaseWorkReport, type ReceiverWork, type Window } from './lib/databa
 import { accepted, markedDuplicate } from './lib/deliveryRuns';
 import { executionCounts } from './lib/executions';
 import { DB_LOGGING_ENV, countStatements, logOffset, parseStatements, readLogSlice } from './lib/queryLog';
-import { EVENT, addresses, receiverSetup, type Receiver } from './lib/receivers';
+import { addresses, deliveryLog, receiverSetup, type Receiver } from './lib/receivers';
 import { sendAll, type Answer } from './lib/sender';
 import { SqliteFile, executionsSince, lastExecutionId, staticDataBytes, storedExecutions } from './lib/sqliteFile';
 import { clinicCredential } from './lib/workflows';
@@ -53,15 +53,7 @@ async function settleInFile(db: SqliteFile, workflowId: string, afterId: number,
 export async function measureDatabaseWork(bench: Bench): Promise<SectionResult> {
 	const { sim, options, ctx } = bench;
 	const burstEvents = options.quick ? 50 : BURST_EVENTS;
-	sim.reset();
-	const [suffix, eventName] = EVENT.split(':');
-	sim.seedEvents(LOGGED_BEFORE, suffix, eventName);
-	const template = sim.events()[0].value as Record<string, unknown>;
-	const logEvent = (body: Buffer) => sim.seedEvents(1, suffix, eventName, () => (JSON.parse(body.toString('utf8')) as { value: unknown }).value);
-	const bodies = (tag: string, n: number) =>
-		Array.from({ length: n }, (_, i) =>
-			Buffer.from(JSON.stringify({ value: { ...template, updated_at: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString(), bench: `${tag}-${i}` } })),
-		);
+	const { logEvent, bodies } = deliveryLog(sim, LOGGED_BEFORE);
 
 	const credential = clinicCredential(sim, 'bench 11');
 	const setup = receiverSetup(credential, 1.1);
