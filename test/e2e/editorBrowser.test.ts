@@ -279,11 +279,14 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		n8n.run(async () => {
 			await signInOnce();
 			expect(await installedPackages()).toEqual([]);
-			await video.record();
-			await video.caption('1/5  Install the package: Settings → Community Nodes → n8n-nodes-clinic');
 			await page.goto('/settings/community-nodes');
 			// With no package yet the screen's one button says "Install a community node".
-			await page.getByRole('button', { name: 'Install a community node' }).click();
+			const installFirst = page.getByRole('button', { name: 'Install a community node' });
+			await installFirst.waitFor();
+			await video.record();
+			await video.caption('1/5  Install the package: Settings → Community Nodes → n8n-nodes-clinic');
+			await page.waitForTimeout(1000);
+			await installFirst.click();
 			const name = page.getByTestId('package-name-input');
 			await name.or(name.locator('input')).last().fill(PACKAGE);
 			const install = page.getByTestId('install-community-package-button');
@@ -460,19 +463,12 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 
 	/** n8n 2.x opens its Production Checklist over a published workflow; the video shows the run instead. */
 	const closeProductionChecklist = async () => {
-		// Its close mark sits at the right end of the heading's row, inside the panel: find where
-		// (the page's own script: no DOM types here) and click there. Nothing when none is open.
-		const closeAt = (await page.evaluate(`(() => {
-			const heading = [...document.querySelectorAll('*')].find((element) => element.childElementCount === 0 && element.textContent.trim() === 'Production Checklist');
-			if (!heading) return null;
-			const row = heading.getBoundingClientRect();
-			for (let panel = heading.parentElement; panel; panel = panel.parentElement) {
-				const box = panel.getBoundingClientRect();
-				if (box.width > row.width + 100) return { x: box.right - 16, y: row.top + row.height / 2 };
-			}
-			return null;
-		})()`)) as { x: number; y: number } | null;
-		if (closeAt) await page.mouse.click(closeAt.x, closeAt.y);
+		// It opens a moment after the page: wait a little for it; nothing when none comes.
+		const close = page.getByTestId('suggested-actions-close');
+		if (await close.waitFor({ timeout: 3_000 }).then(() => true, () => false)) {
+			await close.click();
+			await close.waitFor({ state: 'hidden' });
+		}
 		await page.waitForTimeout(500);
 	};
 
@@ -562,6 +558,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 
 				// A consultation finishes at the service: the trigger fires and the run appears in Executions.
 				await page.goto(`/workflow/${id}/executions`);
+				await closeProductionChecklist();
 				await video.caption('5/5  A consultation finishes in the clinic service: the Clinic Trigger fires');
 				await page.waitForTimeout(1500);
 				const consultation = sim.data.consultations.get(1)!;
