@@ -9,7 +9,7 @@
  * n8n starts without the package: the install test puts it there through the screen; a
  * test run alone (-t) gets it through the REST endpoint the screen calls.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -45,6 +45,8 @@ import {
 	signIn,
 	type Browser,
 } from './support/browser';
+import { CAPTION_HIDDEN } from './support/captions';
+import { closeCredentialDialog, publishInEditor, testCredentialInDialog } from './support/editorActions';
 import { loadExample, simulatorCredentials } from './support/examples';
 import { screencast, type Screencast } from './support/screencast';
 
@@ -136,7 +138,10 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 	let server: N8nServer;
 	let browser: Browser;
 	let page: Page;
-	/** The demo video: the install, then the flagship example running (two scenes). */
+	/**
+	 * The demo video, with captions: the install, then the credential's test, one operation,
+	 * the flagship example published and run by a finished consultation.
+	 */
 	let video: Screencast;
 	const shots = screenshotDir(REPO_ROOT);
 	/** Every console error and page error, and failed requests to the package's methods. */
@@ -205,8 +210,8 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		console.log(`browser test: ${Math.round((Date.now() - started) / 1000)} s, screenshots in ${shots}`);
 	});
 
-	/** n8n's end-to-end mode frames every page with a marker; the pictures leave it out. */
-	const style = E2E_MARKER_HIDDEN;
+	/** n8n's end-to-end mode frames every page with a marker; the pictures leave it out (and the video's captions). */
+	const style = `${E2E_MARKER_HIDDEN}\n${CAPTION_HIDDEN}`;
 	const shoot = async (name: string, target: 'page' | 'panel' = 'panel') => {
 		const file = join(shots, `${name}.png`);
 		if (target === 'panel') await page.getByTestId('ndv').screenshot({ path: file, style });
@@ -274,10 +279,14 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		n8n.run(async () => {
 			await signInOnce();
 			expect(await installedPackages()).toEqual([]);
-			await video.record();
 			await page.goto('/settings/community-nodes');
 			// With no package yet the screen's one button says "Install a community node".
-			await page.getByRole('button', { name: 'Install a community node' }).click();
+			const installFirst = page.getByRole('button', { name: 'Install a community node' });
+			await installFirst.waitFor();
+			await video.record();
+			await video.caption('1/5  Install the package: Settings → Community Nodes → n8n-nodes-clinic');
+			await page.waitForTimeout(1000);
+			await installFirst.click();
 			const name = page.getByTestId('package-name-input');
 			await name.or(name.locator('input')).last().fill(PACKAGE);
 			const install = page.getByTestId('install-community-package-button');
@@ -286,6 +295,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			await page.getByTestId('user-agreement-checkbox').click();
 			await expect(install.isEnabled()).resolves.toBe(true);
 			await install.click();
+			await video.caption('1/5  n8n installs n8n-nodes-clinic from the registry');
 			const card = page.getByTestId('community-package-card').filter({ hasText: PACKAGE });
 			await card.waitFor({ timeout: 120_000 });
 			await expect(card.innerText()).resolves.toContain(repositoryPackage().version);
@@ -293,10 +303,17 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			documented.installed = await shoot('community-nodes-installed', 'page');
 			expect((await installedPackages()).map((installed) => installed.packageName)).toEqual([PACKAGE]);
 
+			await video.caption('1/5  Installed: n8n-nodes-clinic is listed under Community Nodes');
+			await page.waitForTimeout(1500);
+			video.hold(3);
+
 			// Its nodes are there at once, n8n not restarted: the nodes panel adds the Clinic node.
+			await video.caption('1/5  No restart needed: the Clinic node is in the nodes panel');
 			await openClinicStep();
 			const getMany = operationsOf('waitingRoom').find((operation) => operation.value === 'getAll')!;
 			await expect(page.getByTestId('node-title-container').innerText()).resolves.toContain(getMany.action!);
+			await settled(page.getByTestId('ndv'));
+			video.hold(2);
 			await video.pause();
 			await closePanel(page);
 		}),
@@ -446,19 +463,12 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 
 	/** n8n 2.x opens its Production Checklist over a published workflow; the video shows the run instead. */
 	const closeProductionChecklist = async () => {
-		// Its close mark sits at the right end of the heading's row, inside the panel: find where
-		// (the page's own script: no DOM types here) and click there. Nothing when none is open.
-		const closeAt = (await page.evaluate(`(() => {
-			const heading = [...document.querySelectorAll('*')].find((element) => element.childElementCount === 0 && element.textContent.trim() === 'Production Checklist');
-			if (!heading) return null;
-			const row = heading.getBoundingClientRect();
-			for (let panel = heading.parentElement; panel; panel = panel.parentElement) {
-				const box = panel.getBoundingClientRect();
-				if (box.width > row.width + 100) return { x: box.right - 16, y: row.top + row.height / 2 };
-			}
-			return null;
-		})()`)) as { x: number; y: number } | null;
-		if (closeAt) await page.mouse.click(closeAt.x, closeAt.y);
+		// It opens a moment after the page: wait a little for it; nothing when none comes.
+		const close = page.getByTestId('suggested-actions-close');
+		if (await close.waitFor({ timeout: 3_000 }).then(() => true, () => false)) {
+			await close.click();
+			await close.waitFor({ state: 'hidden' });
+		}
 		await page.waitForTimeout(500);
 	};
 
@@ -505,16 +515,52 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			await ensureSignedIn();
 			const { name, nodes, connections, settings } = loadExample(FLAGSHIP, sim);
 			const { id } = await server.api<{ id: string }>('POST', '/workflows', { name, nodes, connections, settings });
+			const credential = simulatorCredentials(sim)[0];
 			await video.record();
 			try {
+				// The credential's connection test, as a user sees it in its dialog.
+				await video.caption('2/5  The Clinic API credential: n8n tests the connection (Retry tests it again)');
+				const tested = await testCredentialInDialog(page, credential.id!);
+				expect(tested.status).toBe('OK');
+				expect(tested.banner).toContain('Connection tested successfully');
+				await video.caption('2/5  Connection tested successfully: the clinic service accepted the sign-in');
+				await page.waitForTimeout(1000);
+				video.hold(3);
+				await closeCredentialDialog(page);
+
+				// One operation run from the editor: Get Many waiting rooms, its output as a table.
+				await video.caption('3/5  One operation: Clinic → Waiting Room → Get Many, then Execute step');
+				await openClinicStep();
+				await credentialChosen(page, credential.name);
+				await page.getByTestId('node-execute-button').click();
+				const output = page.getByTestId('output-panel');
+				await output.getByText(`${sim.data.waitingRooms.length} items`).waitFor();
+				await output.getByRole('radio', { name: 'Table' }).click();
+				await expect(output.getByTestId('ndv-data-container').innerText()).resolves.toContain(String(sim.data.waitingRooms[0].name));
+				await video.caption(`3/5  The clinic service's ${sim.data.waitingRooms.length} waiting rooms, as n8n items`);
+				await page.waitForTimeout(1000);
+				video.hold(3);
+
+				// The flagship example, published from the editor: its Clinic Trigger subscribes.
 				await page.goto(`/workflow/${id}`);
+				await video.caption('4/5  The flagship example: a consultation finishes → sign, e-mail and keep the invoice PDF');
 				await page.getByTestId('canvas-node').first().waitFor();
 				await settled(page.getByTestId('canvas-node').first());
-				await server.activateWorkflow(id);
-				await page.reload();
-				await page.getByTestId('canvas-node').first().waitFor();
-				await page.waitForTimeout(1500);
+				video.hold(3);
+				await video.caption('4/5  Publish the workflow: the Clinic Trigger subscribes to the clinic service');
+				await publishInEditor(page);
+				if (n8n.ctx.asyncPublication) await server.waitForPublication(id);
+				const live = await server.getWorkflow(id);
+				expect(Boolean(live.active || live.activeVersionId)).toBe(true);
+				await closeProductionChecklist();
+				await page.waitForTimeout(1000);
+				video.hold(2);
 
+				// A consultation finishes at the service: the trigger fires and the run appears in Executions.
+				await page.goto(`/workflow/${id}/executions`);
+				await closeProductionChecklist();
+				await video.caption('5/5  A consultation finishes in the clinic service: the Clinic Trigger fires');
+				await page.waitForTimeout(1500);
 				const consultation = sim.data.consultations.get(1)!;
 				const record = await sim.emit('consultation', 'consultation-finished', { id: consultation.id, encounter_id: consultation.encounter_id });
 				expect(record.logs.map((log) => log.response_code)).toEqual([200]);
@@ -522,26 +568,34 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 				expect(execution.status).toBe('success');
 				expect(sim.data.invoices.get(1)!.signed_at).not.toBeNull();
 				expect(sim.data.invoiceEmails).toEqual(expect.arrayContaining([expect.objectContaining({ invoice_id: 1 })]));
+				// The executions list refreshes itself: the new run shows up there.
+				await page.waitForTimeout(5000);
+				video.hold(2);
 
 				// The run as n8n's executions view shows it: every step green, the PDF kept by the last one.
 				await page.goto(`/workflow/${id}/executions/${execution.id}`);
+				await video.caption('5/5  The run: every step green (invoice signed, e-mailed, PDF downloaded)');
 				await page.getByTestId('canvas-node').filter({ hasText: 'Download PDF' }).first().waitFor({ timeout: 30_000 });
 				await closeProductionChecklist();
 				await page.waitForTimeout(3000);
+				video.hold(4);
 			} finally {
 				await video.pause();
 			}
 			await server.deactivateWorkflow(id);
 
 			const file = join(shots, 'demo.mp4');
-			const saved = video.save(file, { maxSeconds: 55 });
-			console.log(`demo video: ${saved.seconds.toFixed(1)} s, ${Math.round(saved.bytes / 1024)} KiB, ${file}`);
+			const saved = video.save(file, { maxSeconds: 280, captions: join(shots, 'demo.vtt') });
+			console.log(`demo video: ${saved.seconds.toFixed(1)} s, ${Math.round(saved.bytes / 1024)} KiB, ${saved.cues.length} captions, ${file}`);
 			expect(saved.seconds).toBeGreaterThan(5);
-			expect(saved.seconds).toBeLessThanOrEqual(60);
-			expect(saved.bytes).toBeLessThan(4 * 1024 * 1024);
+			expect(saved.seconds).toBeLessThanOrEqual(300);
+			expect(saved.bytes).toBeLessThan(8 * 1024 * 1024);
+			// Every step of the video has its caption (scenes 1 to 5), in the track too.
+			for (const step of ['1/5', '2/5', '3/5', '4/5', '5/5']) expect(saved.cues.some((cue) => cue.text.startsWith(step))).toBe(true);
+			expect(saved.cues[saved.cues.length - 1].end).toBeLessThanOrEqual(saved.seconds + 0.5);
 			documented.demo = file;
 		}),
-		3 * 60_000,
+		6 * 60_000,
 	);
 
 	it(
@@ -599,6 +653,11 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		if (process.env.UPDATE_DOC_SCREENSHOTS !== '1') return;
 		const docs = join(REPO_ROOT, 'docs', 'screenshots');
 		mkdirSync(docs, { recursive: true });
-		for (const [name, file] of Object.entries(documented)) copyFileSync(file, join(docs, `${name}${file.endsWith('.mp4') ? '.mp4' : '.png'}`));
+		for (const [name, file] of Object.entries(documented)) {
+			copyFileSync(file, join(docs, `${name}${file.endsWith('.mp4') ? '.mp4' : '.png'}`));
+			// The video's captions track goes with it.
+			const captions = file.replace(/\.mp4$/, '.vtt');
+			if (file.endsWith('.mp4') && existsSync(captions)) copyFileSync(captions, join(docs, `${name}.vtt`));
+		}
 	});
 });
