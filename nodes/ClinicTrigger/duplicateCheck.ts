@@ -9,7 +9,7 @@
  * (memory holds only copies in flight, which the log cannot show yet). When all are claimed,
  * one runs again only if the log shows a new server error here since its claim and nothing
  * but server errors and repeat answers (n8n refused to store its run); else a repeat. When
- * the log does not answer (EVENT_LOG_REQUEST_MS, EVENT_LOG_CHECK_MS) or holds no such event
+ * the log does not answer within EVENT_LOG_CHECK_MS or holds no such event
  * among the newest MAX_READ, the delivery runs without an event id: never dropped.
  */
 import { sleep } from 'n8n-workflow';
@@ -35,9 +35,7 @@ export function answeredAsRepeat(response: string): boolean {
 	}
 }
 
-/** Each request to the log gets this long: a log that does not answer is not waited for. */
-export const EVENT_LOG_REQUEST_MS = 5000;
-/** A delivery's whole check (then it runs without an id): on a busy n8n server a read of a few pages is slow, not lost. */
+/** A delivery's check, its requests included (then it runs without an id): on a busy n8n server a read is slow, not lost. */
 export const EVENT_LOG_CHECK_MS = 30_000;
 /** How far back a delivery's event is searched (a burst after an outage); a read stops once it has every waiting delivery's. */
 export const MAX_READ = 1000;

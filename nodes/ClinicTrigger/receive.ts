@@ -15,7 +15,7 @@ import { clientFor } from '../shared/transport';
 import { EVENT_QUERY_PARAMETER, pathOf } from '../shared/urls';
 import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
 import type { DuplicateCheck } from './description';
-import { EVENT_LOG_REQUEST_MS, REPEAT_ANSWER, placeDelivery } from './duplicateCheck';
+import { EVENT_LOG_CHECK_MS, REPEAT_ANSWER, placeDelivery } from './duplicateCheck';
 import { MAX_WINDOW_MS, credentials, nextInOrder, taken } from './memory';
 import { findStoppedSubscriptions, mayResubscribeUnverified, resubscribe, subscribedSince } from './resubscribe';
 import { DEFAULT_SIGNATURE_HEADER, deliveryIdOf, sha256Hex, verifyDelivery } from './signature';
@@ -126,7 +126,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		};
 		ownPath = pathOf(this.getNodeWebhookUrl('default') ?? '');
 		// The duplicate check never waits on a busy service: no Retry-After waits, a short timeout.
-		const client = clientFor(this, { timeoutMs: EVENT_LOG_REQUEST_MS, maxRetryWaitMs: 0, readCredentials });
+		const client = clientFor(this, { timeoutMs: EVENT_LOG_CHECK_MS, maxRetryWaitMs: 0, readCredentials });
 		const signingKey = stored.size > 0 ? await client.webhookSigningKey() : '';
 		const verified = verifyDelivery({
 			mode,

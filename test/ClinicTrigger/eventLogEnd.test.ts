@@ -299,6 +299,15 @@ describe('a burst of deliveries', () => {
 		expect(eventIdOf(result)).toBe(events[0].id);
 	});
 
+	it('a log that takes 5.5 s to answer one request (a busy n8n server): the delivery still gets its event id', async () => {
+		await deliver(logEvent().value); // the end of the log is known from here on
+		const event = logEvent();
+		sim.addFault({ kind: 'stall', host: 'webhooks', path: '/events', ms: 5500 });
+		const { result } = await deliver(event.value);
+		sim.clearFaults();
+		expect(eventIdOf(result)).toBe(event.id);
+	});
+
 	it('the log not answering: the delivery runs without an id, and its item says why', async () => {
 		await deliver(logEvent().value); // the trigger's subscriptions are checked (once a minute) before the log fails
 		const value = { id: 88, first_name: 'Iris', last_name: 'Unplaced' };
