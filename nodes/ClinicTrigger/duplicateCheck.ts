@@ -9,19 +9,17 @@
  * (memory holds only copies in flight, which the log cannot show yet). When all are claimed,
  * one runs again only if the log shows a new server error here since its claim and nothing
  * but server errors and repeat answers (n8n refused to store its run); else a repeat. When
- * the log does not answer within EVENT_LOG_CHECK_MS or holds no such event
- * among the newest MAX_READ, the delivery runs without an event id: never dropped.
+ * the log does not answer within EVENT_LOG_CHECK_MS or holds no such event among the
+ * newest MAX_READ, the delivery runs without an event id: never dropped.
  */
 import { sleep } from 'n8n-workflow';
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
-import { EventLog } from '../shared/eventLog';
-import type { Enough } from '../shared/eventLog';
+import { EventLog, type Enough } from '../shared/eventLog';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
-import { taken } from './memory';
-import type { Taken } from './memory';
+import { taken, type Logged, type Taken } from './memory';
 
 /** The trigger's answer to a delivery it takes for a repeat: a 200, so the service stops retrying. */
 export const REPEAT_ANSWER = { received: true, duplicate: true };
@@ -73,13 +71,19 @@ function canonical(value: unknown): string {
  * while a read is on the wire wait for the next one, which starts when that one ends and
  * reads back until it has every one of their payloads (or MAX_READ events).
  */
-function readFor(ctx: IWebhookFunctions, client: ClinicClient, delivery: DeliveryToPlace, payload: string): Promise<EventRecord[]> {
+function readFor(ctx: IWebhookFunctions, client: ClinicClient, delivery: DeliveryToPlace, payload: string): Promise<Logged[]> {
 	const key = `read:${delivery.key}`;
-	const start = (wanted: Set<string>): Promise<EventRecord[]> => {
-		const enough: Enough = (events) => [...wanted].every((one) => events.some((event) => canonical((event as IDataObject).value) === one));
+	const start = (wanted: Set<string>): Promise<Logged[]> => {
+		// Each event's payload made canonical once per read, not once per delivery waiting on it.
+		const payloads = new Map<number, string>();
+		const payloadOf = (event: EventRecord) => payloads.get(event.id) ?? payloads.set(event.id, canonical((event as IDataObject).value)).get(event.id)!;
+		const enough: Enough = (events) => {
+			const read = new Set(events.map(payloadOf));
+			return [...wanted].every((one) => read.has(one));
+		};
 		const recent = async (proveEnd: boolean) => await new EventLog(ctx, client, { proveEnd }).recent(delivery.filter, MAX_READ, undefined, enough);
 		// Not all found: read again trusting no page cap seen before (a short page may be the service's cap now).
-		const events = recent(false).then(async (found) => (enough(found) ? found : await recent(true)));
+		const events = recent(false).then(async (found) => (enough(found) ? found : await recent(true)).map((event) => ({ event, payload: payloadOf(event) })));
 		const read: Taken = { kind: 'read', events };
 		taken.set(key, read);
 		// Gone once answered, unless deliveries wait for the next read (which then takes its place).
@@ -89,11 +93,9 @@ function readFor(ctx: IWebhookFunctions, client: ClinicClient, delivery: Deliver
 	};
 	const onWire = taken.get(key);
 	if (onWire?.kind !== 'read') return start(new Set([payload]));
-	if (!onWire.next) {
-		const wanted = new Set<string>();
-		onWire.next = { wanted, events: onWire.events.then(() => start(wanted), () => start(wanted)) };
-	}
-	onWire.next.wanted.add(payload);
+	const wanted = onWire.next?.wanted ?? new Set<string>();
+	onWire.next ??= { wanted, events: onWire.events.then(() => start(wanted), () => start(wanted)) };
+	wanted.add(payload);
 	return onWire.next.events;
 }
 
@@ -107,10 +109,10 @@ async function within<T>(work: Promise<T>, ms: number): Promise<T> {
 
 export async function placeDelivery(ctx: IWebhookFunctions, client: ClinicClient, delivery: DeliveryToPlace): Promise<Placement> {
 	const wanted = canonical(delivery.payload);
-	const matching = (events: EventRecord[]) => events.filter((event) => canonical((event as IDataObject).value) === wanted).sort((a, b) => a.id - b.id);
 	let found: EventRecord[];
 	try {
-		found = matching(await within(readFor(ctx, client, delivery, wanted), EVENT_LOG_CHECK_MS));
+		const read = await within(readFor(ctx, client, delivery, wanted), EVENT_LOG_CHECK_MS);
+		found = read.filter((logged) => logged.payload === wanted).map((logged) => logged.event).sort((a, b) => a.id - b.id);
 	} catch (error) {
 		ctx.logger.warn(`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); the delivery runs without an event id`);
 		return { kind: 'unknown', note: `The event log could not be read (${(error as Error).message}): this run has no event id, and may repeat an event that ran already.` };

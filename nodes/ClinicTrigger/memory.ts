@@ -83,9 +83,11 @@ export const credentials = keptInProcess('credentials kept for deliveries', '1,0
  *    accepted (`body:`, forgotten again when n8n did not store the run).
  */
 export type Taken =
-	| { kind: 'read'; events: Promise<EventRecord[]>; next?: { wanted: Set<string>; events: Promise<EventRecord[]> } }
+	| { kind: 'read'; events: Promise<Logged[]>; next?: { wanted: Set<string>; events: Promise<Logged[]> } }
 	| { kind: 'claim'; triesSeen: number }
 	| { kind: 'body' };
+/** An event read from the log, with its payload as canonical JSON. */
+export type Logged = { event: EventRecord; payload: string };
 export const MAX_WINDOW_MS = 24 * 60 * 60_000;
 export const taken = keptInProcess('deliveries taken (duplicate check)', '20,000 entries, a day each at most', new Kept<Taken>(20_000, MAX_WINDOW_MS));
 

@@ -19,9 +19,7 @@ export interface StoredSubscription {
 	legacySecret?: string;
 }
 
-function nonEmptyString(value: unknown): value is string {
-	return typeof value === 'string' && value !== '';
-}
+const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
 /** The subscriptions stored in the node's static data, by event key. */
 export function storedSubscriptions(staticData: IDataObject): Map<string, StoredSubscription> {
