@@ -10,6 +10,7 @@ import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
 import { integrationCredentials } from '../Clinic/support';
 import { PATIENT_CREATED, credentialsFor } from '../ClinicTrigger/support';
+import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 
 let sim: Simulator;
 beforeAll(async () => {
@@ -21,6 +22,7 @@ afterAll(async () => {
 beforeEach(() => {
 	sim.reset();
 	forgetProcessMemory();
+	recentDeliveries.clear();
 });
 
 const patient = { id: 31, account_id: 1201, first_name: 'María Fernanda', last_name: 'González López', telephone2: '5512345678', email: 'maria.gonzalez@example.mx' };

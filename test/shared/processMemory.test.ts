@@ -17,13 +17,17 @@ describe('process memory', () => {
 		expect(stores.map((store) => store.name).sort()).toEqual(
 			[
 				'credentials kept for deliveries',
-				'deliveries taken (duplicate check)',
+				'deliveries accepted (Same Body Within Window)',
+				'duplicate check deadlines',
 				'event log ends',
+				'event log events kept',
+				'events claimed',
 				'host limiters',
 				'newest refresh token of each chain',
 				'pending sign-ins',
 				'refused refresh tokens',
-				'subscription checks of each trigger',
+				'runs of each payload',
+				'stale subscription checks',
 			].sort(),
 		);
 		for (const store of stores) expect(store.bound).toMatch(/\d|one per/);
