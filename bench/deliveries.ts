@@ -22,7 +22,7 @@ import { accepted, markedDuplicate, measureRun, type RunResult } from './lib/del
 import { executionCounts } from './lib/executions';
 import { burstAtDefaultsReport, deliveriesReport, type DeliveryFigures } from './lib/deliveriesReport';
 import type { Answer } from './lib/sender';
-import { EVENT, RECEIVERS, addresses, receiverSetup, type Receiver } from './lib/receivers';
+import { RECEIVERS, addresses, deliveryLog, receiverSetup, type Receiver } from './lib/receivers';
 import { clinicCredential } from './lib/workflows';
 import { startN8n, type N8nServer } from '../test/e2e/harness';
 
@@ -77,15 +77,7 @@ export async function measureDeliveries(bench: Bench, atDefaults = false): Promi
 	// A round is minutes (each delivery is a saved execution): at most 3 measured rounds.
 	const measuredRounds = Math.min(options.runs, 3);
 	const deliveriesIn = (round: number) => (round === 0 ? Math.ceil(count / 10) : count);
-	sim.reset();
-	const [suffix, eventName] = EVENT.split(':');
-	sim.seedEvents(LOGGED_BEFORE, suffix, eventName);
-	const template = sim.events()[0].value as Record<string, unknown>;
-	const logEvent = (body: Buffer) => sim.seedEvents(1, suffix, eventName, () => (JSON.parse(body.toString('utf8')) as { value: unknown }).value);
-	const bodies = (tag: string, n: number) =>
-		Array.from({ length: n }, (_, i) =>
-			Buffer.from(JSON.stringify({ value: { ...template, updated_at: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString(), bench: `${tag}-${i}` } })),
-		);
+	const { logEvent, bodies } = deliveryLog(sim, LOGGED_BEFORE);
 
 	const credential = clinicCredential(sim, 'bench 5');
 	const setup = receiverSetup(credential, 1.1);

@@ -14,6 +14,7 @@ import { MAX_PARALLEL_REQUESTS } from '../nodes/Clinic/actions/scheduler';
 import { measureAdaptive } from './adaptive';
 import { measureCatchUp } from './catchup';
 import { measureConsultations } from './consultations';
+import { measureDatabaseWork } from './databaseWork';
 import { measureDeliveries } from './deliveries';
 import { measureDiagnostics } from './diagnostics';
 import { measureEvents } from './events';
@@ -40,6 +41,7 @@ const MEASUREMENTS: Array<{ id: number; title: string; run: (bench: Bench) => Pr
 	{ id: 8, title: '8. Parallel Requests: Automatic (the default) vs the HTTP Request node', run: measureAdaptive },
 	{ id: 9, title: '9. Queue mode: 1,000 webhook-started executions on 2 workers, Clinic node vs HTTP Request node', run: measureQueue },
 	{ id: 10, title: "10. A burst of repeated deliveries with n8n's defaults", run: async (bench) => await measureDeliveries(bench, true) },
+	{ id: 11, title: '11. Database work of a burst: Clinic Trigger vs Webhook node', run: measureDatabaseWork },
 ];
 
 interface Args extends BenchOptions {

@@ -141,3 +141,20 @@ export function addresses(setup: ReceiverSetup, server: N8nServer, sim: Simulato
 		webhook: { url: server.webhookUrl(WEBHOOK_PATH), headers: signed(secret) },
 	};
 }
+
+/**
+ * A fresh event log of `loggedBefore` events of EVENT, and the delivery bodies sent to the
+ * receivers: `bodies` makes `n` unique ones, `logEvent` logs one as an event (before it is sent).
+ */
+export function deliveryLog(sim: Simulator, loggedBefore: number) {
+	sim.reset();
+	const [suffix, eventName] = EVENT.split(':');
+	sim.seedEvents(loggedBefore, suffix, eventName);
+	const template = sim.events()[0].value as Record<string, unknown>;
+	const logEvent = (body: Buffer) => sim.seedEvents(1, suffix, eventName, () => (JSON.parse(body.toString('utf8')) as { value: unknown }).value);
+	const bodies = (tag: string, n: number) =>
+		Array.from({ length: n }, (_, i) =>
+			Buffer.from(JSON.stringify({ value: { ...template, updated_at: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString(), bench: `${tag}-${i}` } })),
+		);
+	return { logEvent, bodies };
+}

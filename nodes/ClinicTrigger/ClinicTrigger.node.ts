@@ -11,10 +11,9 @@ import { integrationCredentials } from '../shared/authentication';
 import { eventsSubtitle } from '../shared/catalogOptions';
 import { eventOutputProperties } from '../shared/outputProperties';
 import { triggerProperties } from './description';
-import { requireAcceptedAddress, requireWebhookService } from './preflight';
 import { receiveDelivery } from './receive';
 import { activationError } from './subscriptionErrors';
-import { checkExists, create, deleteSubscriptions } from './lifecycle';
+import { checkExists, create, deleteSubscriptions, requireAcceptedAddress, requireWebhookService } from './lifecycle';
 
 export class ClinicTrigger implements INodeType {
 	description: INodeTypeDescription = {

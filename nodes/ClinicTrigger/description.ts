@@ -3,7 +3,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { integrationAuthenticationProperty } from '../shared/authentication';
 import { eventsProperty } from '../shared/catalogOptions';
-import { DEFAULT_SIGNATURE_HEADER } from '../shared/signature';
+import { DEFAULT_SIGNATURE_HEADER } from './signature';
 
 export const DEFAULT_DUPLICATE_WINDOW_MINUTES = 60;
 
@@ -49,7 +49,7 @@ export const triggerProperties: INodeProperties[] = [
 						name: 'Event Log',
 						value: 'eventLog',
 						description:
-							'Looks each delivery up in the service\'s event log: a repeated delivery of one event starts nothing, and distinct events with the same payload each start a run. Costs one event-log read per delivery.',
+							"Looks each delivery up in the service's event log: a delivery of an event that already ran here starts nothing (also after a restart, or at another webhook processor), and distinct events with the same payload each start a run. Costs an event-log read, shared by deliveries arriving together.",
 					},
 					{
 						name: 'Same Body Within Window',
@@ -64,7 +64,7 @@ export const triggerProperties: INodeProperties[] = [
 					},
 				],
 				description:
-					'The service may deliver an event more than once. Per n8n process: with several webhook processors, add Remove Duplicates on eventId (see the README).',
+					'The service may deliver an event more than once. Two copies arriving at the same moment at two webhook processors (queue mode) can both run: add Remove Duplicates on eventId there (see the docs).',
 			},
 			{
 				displayName: 'Ignore Repeats For (Minutes)',
@@ -87,7 +87,7 @@ export const triggerProperties: INodeProperties[] = [
 				name: 'maxBodySizeKb',
 				type: 'number',
 				typeOptions: { minValue: 1 },
-				// KiB; the same 1 MiB as DEFAULT_MAX_BODY_BYTES in ../shared/deliveries (the lint wants a literal).
+				// KiB; the same 1 MiB as DEFAULT_MAX_BODY_BYTES in receive.ts (the lint wants a literal).
 				default: 1024,
 				description: 'Larger deliveries are refused (400) and start no execution',
 			},

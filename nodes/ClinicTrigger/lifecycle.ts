@@ -1,26 +1,19 @@
 /**
  * n8n's webhook hooks for the Clinic Trigger (`webhookMethods.default`): `checkExists` on
  * every activation (and every n8n 1.x start), `create` when it says false, `delete` on
- * deactivation. What they do with the service is in subscriptions.ts.
+ * deactivation, and the checks made first. What they do with the service is in subscriptions.ts.
  */
+import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IHookFunctions } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
 import { isLive } from '../shared/webhookSubscriptions';
-import { addressOf, isSecureUrl } from '../shared/urls';
+import { clientFor } from '../shared/transport';
+import { addressOf, insecureWebhookAddressMessage, isSecureUrl } from '../shared/urls';
 import { isCurrent, secretOf, storeSubscription, storedSubscriptions } from './storage';
 import type { StoredSubscription } from './storage';
 import { removalError } from './subscriptionErrors';
-import {
-	eventOfSubscription,
-	readSetup,
-	removeOurs,
-	sameId,
-	secretAgrees,
-	selectedEventKeys,
-	subscribe,
-	topicPrefixOf,
-} from './subscriptions';
+import { eventOfSubscription, readSetup, removeOurs, sameId, secretAgrees, selectedEventKeys, subscribe, topicPrefixOf } from './subscriptions';
 
 /** n8n gave this trigger an address, and it is https or the user allowed http for a local test. */
 export function acceptsAddress(ctx: IHookFunctions): boolean {
@@ -72,4 +65,25 @@ export async function deleteSubscriptions(this: IHookFunctions): Promise<boolean
 	const { errors } = await removeOurs(setup);
 	if (errors.length > 0) throw removalError(setup.node, errors);
 	return true;
+}
+
+/**
+ * The credential has a webhook service address (asked first, so that deactivation says so
+ * plainly; the message names the fix, the only part n8n shows in its toast).
+ */
+export async function requireWebhookService(ctx: IHookFunctions): Promise<void> {
+	await clientFor(ctx).webhookServiceUrl();
+}
+
+/** n8n's address for this trigger is https, or the user allowed http for a local test. */
+export function requireAcceptedAddress(ctx: IHookFunctions): void {
+	if (acceptsAddress(ctx)) return;
+	const address = addressOf(ctx.getNodeWebhookUrl('default'));
+	if (!address) {
+		throw new NodeOperationError(ctx.getNode(), 'n8n gave this trigger no webhook address', {
+			description: "Set n8n's WEBHOOK_URL to the public https:// address of this n8n and restart it.",
+		});
+	}
+	const { message, description } = insecureWebhookAddressMessage(address);
+	throw new NodeOperationError(ctx.getNode(), message, { description });
 }

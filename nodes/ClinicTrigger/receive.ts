@@ -1,80 +1,71 @@
 /**
- * One delivery from the clinic's webhook service. Order of checks, none of which starts
- * an execution when it fails:
- *
- * 1. body: empty, larger than the limit, not JSON or not an object -> 400;
- * 2. event: `?event=<key>` names an event this trigger listens for -> else 404;
- * 3. proof: signature (or secret) verified over the raw bytes in constant time, with the
- *    credential's signing key as saved at most CREDENTIAL_KEPT_MS ago -> else 401. A
- *    delivery whose subscription was made with the credential's previous key cannot be
- *    verified: the subscription is stale, so it subscribes again and catches up from the
- *    event log instead (resubscribe.ts);
- * 4. a verified delivery also finds a subscription the service stopped (resubscribe.ts);
- * 5. repeat -> 200: by default every logged event with this payload was emitted already
- *    (eventResolution.ts), and n8n took the run of each (eventClaims.ts); or, opted in, the
- *    same body accepted within the window. A copy of a delivery n8n has not answered within
- *    the check's 5 s -> 503 with Retry-After (the service's retry then finds the answer).
- *
- * Step 5 checks and records in one synchronous step, so two copies arriving at the same
- * moment cannot both pass it. The node answers refusals and repeats itself; n8n answers an
- * accepted delivery. One client per delivery: the credential is read once for all steps
- * (kept a few seconds for the next deliveries, keptCredentials.ts).
+ * One delivery from the clinic's webhook service, checked in order (a failed check starts
+ * nothing): 1. body -> else 400; 2. `?event=<key>` names an event this trigger listens for
+ * -> else 404; 3. signature over the raw bytes -> else 401 (made with the credential's
+ * previous key: resubscribe, resubscribe.ts); 4. a subscription the service stopped ->
+ * resubscribe; 5. a repeat -> 200 without a run (duplicateCheck.ts, or the same body within
+ * the window). The node answers refusals and repeats; n8n answers an accepted delivery (on
+ * 2.x once it stored the run). The credential is read once, and kept seconds (memory.ts).
  */
-import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+import type { ICredentialDataDecryptedObject, IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
-import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { findEvent, fullTopic } from '../shared/catalog';
-import { BODY_PROBLEMS, DEFAULT_MAX_BODY_BYTES, REPEAT_ANSWER, RecentDeliveries, parseDeliveryBody, unwrapPayload } from '../shared/deliveries';
-import { DEFAULT_SIGNATURE_HEADER, deliveryIdOf, sha256Hex, verifyDelivery } from '../shared/signature';
-import type { VerificationMode } from '../shared/signature';
+import { shapeTriggerItems } from '../shared/output';
 import { clientFor } from '../shared/transport';
+import { EVENT_QUERY_PARAMETER, pathOf } from '../shared/urls';
 import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
 import type { DuplicateCheck } from './description';
-import type { EventRecord } from '../shared/eventRecord';
-import { EVENT_LOG_CHECK_MS, resolveDelivery } from './eventResolution';
-import { credentialArrival, triggerCredential } from './keptCredentials';
-import { eventsOfOldSigningKey, findStaleSubscriptions, resubscribe } from './resubscribe';
-import { secretOf, storedSubscriptions } from './storage';
-import { EVENT_QUERY_PARAMETER } from '../shared/urls';
-import { shapeTriggerItems } from '../shared/output';
+import { EVENT_LOG_CHECK_MS, REPEAT_ANSWER, placeDelivery } from './duplicateCheck';
+import { MAX_WINDOW_MS, credentials, nextInOrder, taken } from './memory';
+import { findStoppedSubscriptions, mayResubscribeUnverified, resubscribe, subscribedSince } from './resubscribe';
+import { DEFAULT_SIGNATURE_HEADER, deliveryIdOf, sha256Hex, verifyDelivery } from './signature';
+import type { VerificationMode } from './signature';
+import { eventsOfOldSigningKey, secretOf, storedSubscriptions } from './storage';
 
-/** Recently accepted deliveries of every Clinic Trigger in this n8n process. */
-export const recentDeliveries = keptInProcess('deliveries accepted (Same Body Within Window)', '10,000 bodies, the window each', new RecentDeliveries(10_000));
+/** Default largest body accepted, in bytes (1 MiB). Clinic payloads are a few KiB. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
-/** When the service is to send again a copy n8n has not yet answered the first of. */
-const COPY_RETRY_AFTER_S = 5;
+export type ParsedBody = { ok: true; body: IDataObject } | { ok: false; reason: 'empty' | 'tooLarge' | 'notJson' | 'notObject' };
 
-interface Answer {
-	status: number;
-	body: IDataObject;
+/** Reads a delivery body. Empty, larger than the limit, not JSON, or JSON that is not an object: refused with the reason. */
+export function parseDeliveryBody(raw: Buffer, maxBytes = DEFAULT_MAX_BODY_BYTES): ParsedBody {
+	if (raw.length > maxBytes) return { ok: false, reason: 'tooLarge' };
+	const text = raw.toString('utf8').trim();
+	if (text === '') return { ok: false, reason: 'empty' };
+	let parsed: unknown;
+	try {
+		parsed = JSON.parse(text);
+	} catch {
+		return { ok: false, reason: 'notJson' };
+	}
+	return parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) ? { ok: false, reason: 'notObject' } : { ok: true, body: parsed as IDataObject };
 }
 
-function respond(ctx: IWebhookFunctions, answer: Answer): void {
-	ctx.getResponseObject().status(answer.status).json(answer.body);
+const BODY_PROBLEMS: Record<Exclude<ParsedBody, { ok: true }>['reason'], string> = {
+	empty: 'Empty body: a JSON object was expected',
+	tooLarge: 'Body too large',
+	notJson: 'Body is not JSON',
+	notObject: 'Body is JSON but not an object',
+};
+
+/** The payload: the service wraps most as `{"value": {...}}`; a body without `value` is the payload itself. */
+export function unwrapPayload(body: IDataObject): unknown {
+	return Object.prototype.hasOwnProperty.call(body, 'value') ? body.value : body;
 }
 
-/**
- * The node's own answer, and a run of `items` when there are any (events caught up by
- * resubscribing). Answering itself is what makes n8n 2.x save the static data resubscribing changed.
- */
-function answerAndRun(ctx: IWebhookFunctions, answer: Answer, items: INodeExecutionData[]): IWebhookResponseData {
-	respond(ctx, answer);
+/** The node's own answer to a delivery that starts nothing. */
+function refuse(ctx: IWebhookFunctions, status: number, body: IDataObject): IWebhookResponseData {
+	ctx.getResponseObject().status(status).json(body);
+	return { noWebhookResponse: true };
+}
+
+/** The node's own answer, and a run of `items` if any. Answering itself makes n8n 2.x save the static data resubscribing changed. */
+function answer(ctx: IWebhookFunctions, status: number, body: IDataObject, items: INodeExecutionData[]): IWebhookResponseData {
+	ctx.getResponseObject().status(status).json(body);
 	return items.length > 0 ? { noWebhookResponse: true, workflowData: [shapeTriggerItems(ctx, items)] } : { noWebhookResponse: true };
 }
 
-/** This trigger node, as the stale subscription check keys when it last looked. */
-function triggerScopeOf(ctx: IWebhookFunctions): string {
-	return [ctx.getWorkflow().id ?? '', ctx.getNode().name].join('\n');
-}
-
-/** One trigger's one event, as the duplicate checks key what they remember. */
-function triggerKeyOf(ctx: IWebhookFunctions, eventKey: string): string {
-	return [triggerScopeOf(ctx), eventKey].join('\n');
-}
-
-function numberOption(value: unknown, fallback: number): number {
-	return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback;
-}
+const numberOption = (value: unknown, fallback: number) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback);
 
 /**
  * The bytes as received. n8n puts them on `rawBody` for every node but its own Webhook
@@ -90,125 +81,119 @@ async function rawBodyOf(ctx: IWebhookFunctions): Promise<Buffer> {
 	return Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
 }
 
+/** The credential: the one read in the last CREDENTIAL_KEPT_MS, or with `fresh` one read after the delivery `arrived`. */
+async function credentialFor(key: string, arrived: number, fresh: boolean, read: () => Promise<ICredentialDataDecryptedObject>) {
+	const kept = credentials.get(key);
+	if (kept && (!fresh || kept.order > arrived)) return { value: await kept.read, earlier: kept.order < arrived };
+	const entry = { read: read(), order: nextInOrder() };
+	credentials.set(key, entry);
+	entry.read.catch(() => credentials.get(key) === entry && credentials.delete(key));
+	return { value: await entry.read, earlier: false };
+}
+
 export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-	const arrivedAt = credentialArrival();
+	const arrived = nextInOrder();
 	const raw = await rawBodyOf(this);
 	const options = this.getNodeParameter('options', {}) as IDataObject;
-	const maxBytes = Math.floor(numberOption(options.maxBodySizeKb, DEFAULT_MAX_BODY_BYTES / 1024) * 1024);
+	const node = this.getNode();
 
 	// 1. The body.
-	const parsed = parseDeliveryBody(raw, maxBytes);
-	if (!parsed.ok) {
-		respond(this, { status: 400, body: { error: BODY_PROBLEMS[parsed.reason] } });
-		return { noWebhookResponse: true };
-	}
+	const parsed = parseDeliveryBody(raw, Math.floor(numberOption(options.maxBodySizeKb, DEFAULT_MAX_BODY_BYTES / 1024) * 1024));
+	if (!parsed.ok) return refuse(this, 400, { error: BODY_PROBLEMS[parsed.reason] });
 
 	// 2. The event, named by the address since the body does not.
 	const query = this.getQueryData() as IDataObject;
 	const key = typeof query[EVENT_QUERY_PARAMETER] === 'string' ? (query[EVENT_QUERY_PARAMETER] as string) : '';
 	const event = findEvent(key);
 	const selected = this.getNodeParameter('events', []) as unknown;
-	if (!event || !Array.isArray(selected) || !selected.includes(key)) {
-		respond(this, { status: 404, body: { error: 'This trigger does not listen for this event' } });
-		return { noWebhookResponse: true };
-	}
+	if (!event || !Array.isArray(selected) || !selected.includes(key)) return refuse(this, 404, { error: 'This trigger does not listen for this event' });
 
-	// 3. The proof, over the raw bytes. The secret is derived from the credential's signing
-	//    key, kept in memory for a few seconds (keptCredentials.ts); a delivery the kept key
-	//    does not verify is checked again with the credential as saved now.
-	const staticData = this.getWorkflowStaticData('node');
-	const allStored = storedSubscriptions(staticData);
-	const stored = allStored.get(key);
+	// 3. The proof, over the raw bytes, with the secret derived from the credential's signing
+	//    key; a delivery the kept credential does not verify is checked again with it as saved.
+	const trigger = [this.getWorkflow().id ?? '', node.name].join('\n');
+	const stored = storedSubscriptions(this.getWorkflowStaticData('node'));
+	const subscription = stored.get(key);
 	const mode = (options.verification as VerificationMode | undefined) ?? 'hmacSha256';
+	// The path of this trigger's address: the service logs each try's `target_url`.
+	let ownPath = '';
 	const check = async (fresh: boolean) => {
-		let fromMemory = false;
+		let earlier = false;
 		const readCredentials = async (type: string) => {
-			const credentialKey = [triggerScopeOf(this), type, this.getNode().credentials?.[type]?.id ?? ''].join('\n');
-			const read = await triggerCredential(credentialKey, arrivedAt, async () => await this.getCredentials(type), fresh);
-			fromMemory ||= read.fromMemory;
+			const credentialKey = [trigger, type, node.credentials?.[type]?.id ?? ''].join('\n');
+			const read = await credentialFor(credentialKey, arrived, fresh, async () => await this.getCredentials(type));
+			earlier ||= read.earlier;
 			return read.value;
 		};
+		ownPath = pathOf(this.getNodeWebhookUrl('default') ?? '');
 		// The duplicate check never waits on a busy service: no Retry-After waits, a short timeout.
 		const client = clientFor(this, { timeoutMs: EVENT_LOG_CHECK_MS, maxRetryWaitMs: 0, readCredentials });
-		const signingKey = allStored.size > 0 ? await client.webhookSigningKey() : '';
-		const secret = stored && mode !== 'none' ? secretOf(this.getNode(), key, stored, signingKey) : undefined;
-		const verification = verifyDelivery({
+		const signingKey = stored.size > 0 ? await client.webhookSigningKey() : '';
+		const verified = verifyDelivery({
 			mode,
 			rawBody: raw,
 			headers: this.getHeaderData() as Record<string, string | string[] | undefined>,
 			headerName: typeof options.signatureHeader === 'string' ? options.signatureHeader : DEFAULT_SIGNATURE_HEADER,
-			secret,
-		});
-		return { client, signingKey, verification, fromMemory };
+			secret: subscription && mode !== 'none' ? secretOf(node, key, subscription, signingKey) : undefined,
+		}).ok;
+		return { client, signingKey, verified, earlier };
 	};
 	let checked = await check(false);
-	if (!checked.verification.ok && checked.fromMemory) checked = await check(true);
-	const { client, signingKey, verification } = checked;
-	if (stored && mode !== 'none' && !signingKey && !stored.legacySecret) {
-		this.logger.warn(
-			`Clinic Trigger "${this.getNode().name}": the credential holds no webhook signing key, so deliveries cannot be verified. Save the credential, then deactivate and activate the workflow.`,
-		);
-	}
-	const eventKeyOf = (eventKey: string) => triggerKeyOf(this, eventKey);
-	if (!verification.ok) {
-		const oldKeyEvents = eventsOfOldSigningKey(allStored, signingKey);
-		if (!oldKeyEvents.includes(key)) return answerAndRun(this, { status: 401, body: { error: 'Unauthorized' } }, []);
-		// Subscribed with the previous key: resubscribe, and this event is among those caught up.
-		const recovered = await resubscribe(this, { reason: 'signingKeyChanged', keys: oldKeyEvents }, allStored, eventKeyOf);
-		return answerAndRun(this, { status: 200, body: { received: true } }, recovered);
+	if (!checked.verified && checked.earlier) checked = await check(true);
+	const { client, signingKey, verified } = checked;
+	const by = { trigger, client, signingKey, ownPath };
+	const noKey = subscription && mode !== 'none' && !signingKey && !subscription.legacySecret;
+	if (noKey) this.logger.warn(`Clinic Trigger "${node.name}": the credential holds no webhook signing key, so deliveries cannot be verified. Save the credential, then deactivate and activate the workflow.`);
+	const oldKeyEvents = eventsOfOldSigningKey(stored, signingKey);
+	if (!verified) {
+		// Subscribed with the previous key: resubscribe (at most once a minute from such
+		// deliveries: a forged one looks the same); this event is among those caught up.
+		if (!oldKeyEvents.includes(key) || !mayResubscribeUnverified(trigger)) return refuse(this, 401, { error: 'Unauthorized' });
+		return answer(this, 200, { received: true }, await resubscribe(this, { reason: 'signingKeyChanged', keys: oldKeyEvents }, stored, by));
 	}
 
 	// 4. A subscription the service stopped (or, without verification, a changed key).
-	const stale = await findStaleSubscriptions(this, client, allStored, triggerScopeOf(this), signingKey);
-	const recovered = stale ? await resubscribe(this, stale, allStored, eventKeyOf) : [];
-	if (stale?.reason === 'signingKeyChanged' && stale.keys.includes(key)) {
-		return answerAndRun(this, { status: 200, body: { received: true } }, recovered);
-	}
-	// As resubscribing left it: a subscription made again has a new id.
-	const subscription = storedSubscriptions(staticData).get(key);
-
-	let topic = subscription?.topic ?? '';
-	if (!topic) {
-		// Only without a stored subscription (verification "none"): ask the credential.
-		topic = fullTopic((await client.integrationSettings()).topicPrefix, event.suffix);
-	}
+	const stale = oldKeyEvents.length > 0 ? { reason: 'signingKeyChanged' as const, keys: oldKeyEvents } : await findStoppedSubscriptions(this, client, stored, trigger);
+	const recovered = stale ? await resubscribe(this, stale, stored, by) : [];
+	if (stale?.reason === 'signingKeyChanged' && stale.keys.includes(key)) return answer(this, 200, { received: true }, recovered);
+	// Only without a stored subscription (verification "none"): the topic from the credential.
+	const topic = subscription?.topic || fullTopic((await client.integrationSettings()).topicPrefix, event.suffix);
 	const value = unwrapPayload(parsed.body) as IDataObject;
 
-	// 5. Repeats. Each check records what it accepts in the same synchronous step as it
-	//    checks, so two copies arriving at the same moment cannot both pass.
+	// 5. Repeats.
 	const duplicateCheck = (options.duplicateCheck as DuplicateCheck | undefined) ?? 'eventLog';
-	const triggerKey = triggerKeyOf(this, key);
-	let logged: EventRecord | undefined;
+	const triggerEvent = `${trigger}\n${key}`;
+	const json: IDataObject = { event: event.name, topic, eventId: null };
 	if (duplicateCheck === 'eventLog') {
-		const resolution = await resolveDelivery(this, client, triggerKey, { topic, name: event.name }, value);
-		if (resolution.kind === 'repeat') return answerAndRun(this, { status: 200, body: REPEAT_ANSWER }, recovered);
-		if (resolution.kind === 'later') {
-			this.getResponseObject().setHeader('Retry-After', String(COPY_RETRY_AFTER_S));
-			return answerAndRun(this, { status: 503, body: { error: 'A copy of this delivery is still being taken; send it again later' } }, recovered);
-		}
-		if (resolution.kind === 'event') logged = resolution.event;
+		const delivery = { key: triggerEvent, filter: { topic, name: event.name }, payload: value, since: subscribedSince(trigger, key), ownPath };
+		const placed = await placeDelivery(this, client, delivery);
+		if (placed.kind === 'repeat') return answer(this, 200, REPEAT_ANSWER, recovered);
+		if (placed.kind === 'event') Object.assign(json, { eventId: placed.event.id, createdAt: placed.event.created_at });
+		else if (placed.note) json.note = placed.note;
 	} else if (duplicateCheck === 'sameBody') {
-		const windowMinutes = numberOption(options.duplicateWindowMinutes, DEFAULT_DUPLICATE_WINDOW_MINUTES);
-		const repeatKey = [triggerKey, String(subscription?.id ?? ''), sha256Hex(raw)].join('\n');
-		if (windowMinutes > 0 && recentDeliveries.seen(repeatKey, windowMinutes * 60_000)) {
-			return answerAndRun(this, { status: 200, body: REPEAT_ANSWER }, recovered);
-		}
+		const windowMs = Math.min(numberOption(options.duplicateWindowMinutes, DEFAULT_DUPLICATE_WINDOW_MINUTES) * 60_000, MAX_WINDOW_MS);
+		const bodyKey = `body:${triggerEvent}\n${sha256Hex(raw)}`;
+		if (windowMs > 0 && taken.get(bodyKey, windowMs)) return answer(this, 200, REPEAT_ANSWER, recovered);
+		if (windowMs > 0) rememberIfStored(this, bodyKey);
 	}
-
-	const json: IDataObject = {
-		event: event.name,
-		topic,
-		eventId: logged?.id ?? null,
-		...(logged?.created_at ? { createdAt: logged.created_at } : {}),
-		deliveryId: deliveryIdOf(key, raw),
-		receivedAt: new Date().toISOString(),
-		value,
-	};
+	Object.assign(json, { deliveryId: deliveryIdOf(key, raw), receivedAt: new Date().toISOString(), value });
 	if (options.includeRawBody === true) json.rawBody = raw.toString('utf8');
 	const item: INodeExecutionData = { json };
 
-	if (recovered.length > 0) return answerAndRun(this, { status: 200, body: { received: true } }, [...recovered, item]);
+	if (recovered.length > 0) return answer(this, 200, { received: true }, [...recovered, item]);
 	// n8n answers this one (an empty 200): from 2.x only once the execution is stored, so a
 	// delivery n8n failed to record gets an error answer (and the service's retry), not a 200.
 	return { workflowData: [shapeTriggerItems(this, [item])] };
+}
+
+/**
+ * Same Body Within Window: the body counts as taken at once (a copy at the same moment is a
+ * repeat), and is forgotten again when n8n answers with an error or not at all (it did not
+ * store the run), so the service's retry runs it.
+ */
+function rememberIfStored(ctx: IWebhookFunctions, bodyKey: string): void {
+	taken.set(bodyKey, { kind: 'body' });
+	const response = ctx.getResponseObject();
+	const forget = () => taken.delete(bodyKey);
+	response.once('finish', () => response.statusCode >= 300 && forget());
+	response.once('close', () => !response.writableFinished && forget());
 }

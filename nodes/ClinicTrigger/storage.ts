@@ -1,15 +1,13 @@
 /**
- * What the Clinic Trigger keeps in the workflow's static data, and the secrets it derives
- * from it. Static data holds `{[eventKey]: {id, topic, keyId}}`: no secret, because n8n
- * 1.x copies the workflow, static data included, into every execution. Each secret is
- * derived from the credential's signing key, the node's webhook id and the event
- * (nodes/shared/signature.ts). Entries stored by 0.1.0 hold the secret itself; they keep
- * verifying until the next activation replaces them.
+ * The workflow's static data: `{[eventKey]: {id, topic, keyId}}`, no secret (n8n 1.x copies
+ * static data into every execution); each secret is derived from the credential's signing
+ * key, the node's webhook id and the event (signature.ts). Entries stored by 0.1.0 hold the
+ * secret itself and keep verifying until the next activation replaces them.
  */
 import type { IDataObject, INode } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
-import { signingKeyId, subscriptionSecret } from '../shared/signature';
+import { signingKeyId, subscriptionSecret } from './signature';
 
 export interface StoredSubscription {
 	id: number | string;
@@ -21,9 +19,7 @@ export interface StoredSubscription {
 	legacySecret?: string;
 }
 
-function nonEmptyString(value: unknown): value is string {
-	return typeof value === 'string' && value !== '';
-}
+const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
 /** The subscriptions stored in the node's static data, by event key. */
 export function storedSubscriptions(staticData: IDataObject): Map<string, StoredSubscription> {
@@ -79,4 +75,10 @@ export function triggerIdOf(node: INode): string {
 /** A stored subscription this version keeps as it is: derived from the current key. */
 export function isCurrent(entry: StoredSubscription, signingKey: string): boolean {
 	return !entry.legacySecret && !!signingKey && entry.keyId === signingKeyId(signingKey);
+}
+
+/** Events whose stored subscription was made with another signing key than the credential's. */
+export function eventsOfOldSigningKey(stored: Map<string, StoredSubscription>, signingKey: string): string[] {
+	if (!signingKey) return [];
+	return [...stored].filter(([, entry]) => !entry.legacySecret && !isCurrent(entry, signingKey)).map(([key]) => key);
 }

@@ -1,45 +1,27 @@
 /**
- * The trigger's subscriptions on the clinic's webhook service, reconciled with what it
- * selected (n8n's hooks that call this are in lifecycle.ts):
- *
- * - `create` lists what already points at this node's address first, keeps what it can
- *   prove is its own (stored, or listed with the secret it derives: another main's),
- *   subscribes each missing event with its own secret, then removes the rest (so a
- *   replaced subscription goes only once its replacement exists), then keeps one
- *   subscription per event should another main have subscribed at the same moment. If one subscription fails it removes what
- *   this attempt holds and throws: n8n 1.x would otherwise orphan them, and a half-active
- *   trigger silently misses events.
- * - `checkExists` is true only when every selected event has a live subscription at this
- *   node's address whose id and secret are stored, and nothing else points there. It
- *   never deletes: a false answer makes n8n call `create`, which cleans up.
- * - `delete` removes every stored subscription (404 counts as removed) and sweeps what is
- *   still live at this node's address.
- *
- * What is stored, and how secrets are derived, is in storage.ts. Entries stored by 0.1.0
- * are replaced when `checkExists` (every n8n 1.x start, every activation) says false.
- * Secrets never reach errors or logs.
+ * Activation's reconcile of the trigger's subscriptions with what it selected (lifecycle.ts
+ * calls it): `subscribe` lists what points at this node's address, keeps what it can prove
+ * is its own (stored, or listed with the secret it derives: another main's), subscribes each
+ * missing event with its own secret, then removes the rest (a replaced subscription goes
+ * only once its replacement exists), then keeps one per event should another main have
+ * subscribed at the same moment. If one fails it removes what it holds and throws: n8n 1.x
+ * would orphan them, and a half-active trigger misses events. `removeOurs` removes every
+ * stored subscription (404 counts) and sweeps what is live at this address. What is stored
+ * is in storage.ts; secrets never reach errors or logs.
  */
 import { NodeOperationError } from 'n8n-workflow';
-import type { IDataObject, IHookFunctions, INode, IWebhookFunctions } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, INode } from 'n8n-workflow';
 
 import { EVENTS, describeTopicPrefixProblem, findEvent, fullTopic } from '../shared/catalog';
-import { signingKeyId, subscriptionSecret } from '../shared/signature';
+import { signingKeyId, subscriptionSecret } from './signature';
 import type { CatalogEvent } from '../shared/catalog';
 import { clientFor } from '../shared/transport';
 import type { ClinicClient } from '../shared/transport';
 import { WebhookSubscriptions, isLive } from '../shared/webhookSubscriptions';
 import { activationError, subscribeError } from './subscriptionErrors';
 import type { RemoteSubscription } from '../shared/webhookSubscriptions';
-import {
-	forgetSubscription,
-	isCurrent,
-	secretOf,
-	storeSubscription,
-	storedSubscriptions,
-	triggerIdOf,
-} from './storage';
+import { forgetSubscription, isCurrent, secretOf, storeSubscription, storedSubscriptions, triggerIdOf } from './storage';
 import type { StoredSubscription } from './storage';
-
 import { addressOf, callbackUrl, eventKeyOfUrl, pathOf } from '../shared/urls';
 
 /**
@@ -74,8 +56,7 @@ export interface Setup {
 	address: string;
 }
 
-/** Activation (n8n's hooks) or resubscribing (a delivery): both subscribe with what either offers. */
-type SubscribingContext = IHookFunctions | IWebhookFunctions;
+type SubscribingContext = IHookFunctions;
 
 export function readSetup(ctx: SubscribingContext): Setup {
 	const node = ctx.getNode();
@@ -121,7 +102,7 @@ function selectedEvents(node: INode, keys: string[]): CatalogEvent[] {
 
 /**
  * What `create` does, for resubscribing too. The node checked the address and the webhook
- * service address first (preflight.ts).
+ * service address first (lifecycle.ts).
  */
 export async function subscribe(ctx: SubscribingContext): Promise<void> {
 	const setup = readSetup(ctx);
@@ -200,8 +181,7 @@ export async function subscribe(ctx: SubscribingContext): Promise<void> {
 			storeSubscription(staticData, event.key, { id, topic, keyId });
 			subscribed = true;
 		} catch (error) {
-			const leftovers = await rollBack(setup);
-			throw subscribeError(setup.node, event, error, leftovers);
+			throw subscribeError(setup.node, event, error, (await removeOurs(setup)).failed);
 		}
 	}
 
@@ -210,7 +190,7 @@ export async function subscribe(ctx: SubscribingContext): Promise<void> {
 		for (const subscription of toRemove) await subscriptions.removeIfPresent(subscription.id);
 	} catch (error) {
 		// Never half-active: what this attempt holds goes too, and activation fails.
-		await rollBack(setup);
+		await removeOurs(setup);
 		throw activationError(setup.node, error);
 	}
 	for (const key of stored.keys()) if (!kept.has(key) && !selected.has(key)) forgetSubscription(staticData, key);
@@ -226,12 +206,7 @@ function provesOurSecret(subscription: RemoteSubscription, node: INode, eventKey
 	return typeof listed === 'string' && listed === subscriptionSecret(signingKey, triggerIdOf(node), eventKey);
 }
 
-async function convergeWithOtherMains(
-	setup: Setup,
-	events: CatalogEvent[],
-	topicPrefix: string,
-	signingKey: string,
-): Promise<void> {
+async function convergeWithOtherMains(setup: Setup, events: CatalogEvent[], topicPrefix: string, signingKey: string): Promise<void> {
 	const live = (await setup.subscriptions.list()).filter((s) => isLive(s) && addressOf(s.url) === setup.address);
 	for (const event of events) {
 		const same = live
@@ -240,11 +215,7 @@ async function convergeWithOtherMains(
 		if (same.length < 2) continue;
 		const [keep, ...extra] = same;
 		for (const subscription of extra) await setup.subscriptions.removeIfPresent(subscription.id);
-		storeSubscription(setup.staticData, event.key, {
-			id: keep.id,
-			topic: keep.event_topic as string,
-			keyId: signingKeyId(signingKey),
-		});
+		storeSubscription(setup.staticData, event.key, { id: keep.id, topic: keep.event_topic as string, keyId: signingKeyId(signingKey) });
 	}
 }
 
@@ -284,9 +255,4 @@ export async function removeOurs(setup: Setup): Promise<{ failed: string[]; erro
 		errors.push(error);
 	}
 	return { failed, errors };
-}
-
-/** A failed activation leaves nothing behind: it removes what it holds and names what it could not. */
-async function rollBack(setup: Setup): Promise<string[]> {
-	return (await removeOurs(setup)).failed;
 }

@@ -96,15 +96,15 @@ export class EventLog {
 	 * oldest first, the end of the log is found by doubling the offset, then read (or,
 	 * once this process has seen the log, read on from where it ended then).
 	 */
-	async recent(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<EventRecord[]> {
-		return (await this.tail(filter, max, pageSize)).events;
+	async recent(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE, enough?: Enough): Promise<EventRecord[]> {
+		return (await this.tail(filter, max, pageSize, enough)).events;
 	}
 
 	/** `recent`, plus the number of matching events when the service lists oldest first. */
-	async tail(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<{ events: EventRecord[]; oldestFirstLength?: number }> {
+	async tail(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE, enough?: Enough): Promise<{ events: EventRecord[]; oldestFirstLength?: number }> {
 		const endKey = await this.endKey(filter);
 		const known = this.knownEnd(endKey);
-		const fromKnown = known && (await this.tailFromKnownEnd(filter, max, pageSize, known));
+		const fromKnown = known && (await this.tailFromKnownEnd(filter, max, pageSize, known, enough));
 		if (fromKnown) {
 			this.remember(endKey, fromKnown.end);
 			return { events: fromKnown.events, oldestFirstLength: fromKnown.length };
@@ -119,14 +119,14 @@ export class EventLog {
 			let page = first;
 			for (;;) {
 				for (const event of page.events) if (found.size < max) found.set(event.id, event);
-				if (found.size >= max || page.last || order === undefined) break;
+				if (found.size >= max || page.last || order === undefined || enough?.([...found.values()])) break;
 				page = await this.page(filter, page.offset + page.events.length, pageSize);
 				if (page.events.every((event) => found.has(event.id))) break;
 			}
 			return { events: newestFirst([...found.values()]).slice(0, max) };
 		}
 		const end = first.last ? first.events.length : await this.endOffset(filter, first);
-		const back = await this.readBack(filter, end, max, pageSize);
+		const back = await this.readBack(filter, end, max, pageSize, enough);
 		this.remember(endKey, back.end);
 		return { events: back.events, oldestFirstLength: end };
 	}
@@ -163,11 +163,12 @@ export class EventLog {
 		end: number,
 		max: number,
 		pageSize: number,
+		enough?: Enough,
 	): Promise<{ events: EventRecord[]; end?: Omit<KnownEnd, 'longestPage'> }> {
 		const found = new Map<number, EventRecord>();
 		let last: EventRecord | undefined;
 		// A page's worth back at a time, each read up to where the one after it began (pages may come back short).
-		for (let to = end; to > 0 && found.size < max; to = Math.max(0, to - pageSize)) {
+		for (let to = end; to > 0 && found.size < max && !(to < end && enough?.([...found.values()])); to = Math.max(0, to - pageSize)) {
 			for (let offset = Math.max(0, to - pageSize); offset < to; ) {
 				const page = await this.page(filter, offset, pageSize);
 				// Events up to `to` were seen to exist: only an empty page (the log shrank) stops here.
@@ -210,9 +211,11 @@ export class EventLog {
 		max: number,
 		pageSize: number,
 		known: KnownEnd,
+		enough?: Enough,
 	): Promise<{ events: EventRecord[]; length: number; end?: Omit<KnownEnd, 'longestPage'> } | undefined> {
-		// At least two events, for the order; at least `max`, to answer from these pages alone.
-		const start = Math.max(0, known.length - Math.max(max, 2));
+		// At least two events, for the order; at least `max` (or, when `enough` may end the read
+		// sooner, half a page: one request when fewer were logged since), to answer from these pages alone.
+		const start = Math.max(0, known.length - Math.max(enough ? Math.min(max, Math.floor(pageSize / 2)) : max, 2));
 		// A log that grew by more than a few pages since is searched from here on instead.
 		const pagesAllowed = Math.ceil((known.length - start) / pageSize) + 3;
 		const read: EventRecord[] = [];
@@ -227,11 +230,15 @@ export class EventLog {
 		if (read[known.length - 1 - start]?.id !== known.lastId || orderOf(read) === 'newest-first') return undefined;
 		if (end === undefined) {
 			const length = await this.endAfter(filter, start + read.length, pageSize);
-			return { ...(await this.readBack(filter, length, max, pageSize)), length };
+			return { ...(await this.readBack(filter, length, max, pageSize, enough)), length };
 		}
-		// From `start` to the end: at least `max` events, or the whole log.
+		// From `start` to the end: at least `max` events, the whole log, or `enough` with the older ones read back.
 		const lastId = read[read.length - 1].id;
 		const events = newestFirst([...new Map(read.map((event) => [event.id, event])).values()]).slice(0, max);
+		if (events.length < max && start > 0 && enough && !enough(events)) {
+			const older = await this.readBack(filter, start, max - events.length, pageSize, (more) => enough([...events, ...more]));
+			events.push(...older.events.filter((event) => !events.some((seen) => seen.id === event.id)));
+		}
 		return { events, length: end, end: { length: end, lastId } };
 	}
 
@@ -271,3 +278,6 @@ export class EventLog {
 }
 
 export const DEFAULT_PAGE_SIZE = 100;
+
+/** Whether the events read so far (newest first) are all a reader needs: the read stops there. */
+export type Enough = (events: EventRecord[]) => boolean;

@@ -1,22 +1,25 @@
 /**
- * Copies of one delivery arriving together (nodes/ClinicTrigger/eventClaims.ts): the first
- * claims the event, the others wait for n8n's answer to it. A 2xx makes them repeats; an
- * error (n8n could not store the run) makes exactly one of them run the event instead.
- * n8n's storing of a run is played by deliverWebhook's `storeRun` (a delay, then success or
- * a 500), after webhook() returned, as n8n 2.x answers.
+ * The duplicate check decides from the service's event log (nodes/ClinicTrigger/duplicateCheck.ts):
+ * copies arriving together claim the event once in memory (the log cannot show a try not
+ * answered yet); copies arriving one after the other, in this process or after a restart or
+ * at another webhook processor, are told by the log's tries at the trigger's address.
+ * n8n's storing of a run is played by deliverWebhook's `storeRun`, after webhook() returned;
+ * the service's log of each try by `logTry`.
  */
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
-import { activateTrigger } from '../helpers/trigger';
+import { REPEAT_ANSWER } from '../../nodes/ClinicTrigger/duplicateCheck';
+import { TRIGGER_WEBHOOK_ID, activateTrigger } from '../helpers/trigger';
 import type { DeliveryResult, HookResult } from '../helpers/trigger';
 import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
-import { PATIENT_CREATED, credentialsFor, deliverSigned } from './support';
+import { PATIENT_CREATED, credentialsFor, deliverSigned, logNow, logTry } from './support';
 
 let sim: Simulator;
 let activated: HookResult;
 let secret = '';
+let url = '';
 const parameters: INodeParameters = { authentication: 'clinicApi', events: [PATIENT_CREATED], options: {} };
 
 beforeAll(async () => {
@@ -24,7 +27,10 @@ beforeAll(async () => {
 	activated = await activateTrigger({ parameters, credentials: credentialsFor(sim) });
 	if (activated.error) throw activated.error;
 	const id = (activated.nodeStaticData[PATIENT_CREATED] as IDataObject).id;
-	secret = sim.subscriptions().find((s) => s.id === id)!.authentication_data.secret;
+	const subscription = sim.subscriptions().find((s) => s.id === id)!;
+	secret = subscription.authentication_data.secret;
+	url = subscription.url;
+	expect(url).toContain(TRIGGER_WEBHOOK_ID);
 });
 
 afterAll(async () => {
@@ -35,38 +41,66 @@ beforeEach(() => {
 	forgetProcessMemory();
 });
 
-/** Logs an event, then delivers `copies` identical copies of it at once; n8n refuses the first `refused` runs. */
-async function copiesAtOnce(copies: number, refused: number): Promise<{ eventId: number; results: DeliveryResult[] }> {
-	const value = { id: 50_000 + Math.floor(Math.random() * 10_000), first_name: 'Ana' };
-	sim.seedEvents(1, 'patient', 'patient-created', () => value);
-	const eventId = sim.events().at(-1)!.id;
-	let toRefuse = refused;
-	const results = await Promise.all(
-		Array.from({ length: copies }, async () =>
-			await deliverSigned({ parameters, activated, secret }, value, { delayMs: 300, fails: () => toRefuse-- > 0 }),
-		),
-	);
-	return { eventId, results };
-}
-
+let counter = 0;
+const newValue = () => ({ id: 50_000 + ++counter, first_name: 'Ana' });
+const send = async (value: IDataObject, storeRun?: Parameters<typeof deliverSigned>[2]) => await deliverSigned({ parameters, activated, secret }, value, storeRun);
 const runsOf = (results: DeliveryResult[]) => results.filter((result) => result.workflowData !== undefined);
+const idsRun = (results: DeliveryResult[]) => runsOf(results).map((result) => result.workflowData?.[0][0].json.eventId);
 const statuses = (results: DeliveryResult[]) => results.map((result) => result.response.status).sort();
 
-it('three copies, n8n stores the first run: one run, the other two answered as repeats', async () => {
-	const { eventId, results } = await copiesAtOnce(3, 0);
-	expect(runsOf(results).map((result) => result.workflowData?.[0][0].json.eventId)).toEqual([eventId]);
+it('three copies at once, n8n stores the first run: one run, the other two answered as repeats', async () => {
+	const value = newValue();
+	const record = logNow(sim, value);
+	const results = await Promise.all([1, 2, 3].map(async () => await send(value, { delayMs: 300 })));
+	expect(idsRun(results)).toEqual([record.id]);
 	expect(statuses(results)).toEqual([200, 200, 200]);
 	expect(results.filter((result) => (result.response.body as IDataObject | undefined)?.duplicate === true)).toHaveLength(2);
 });
 
-it('three copies, n8n refuses the first run (500): exactly one other copy runs the event', async () => {
-	const { eventId, results } = await copiesAtOnce(3, 1);
+it('three copies at once, n8n refuses the first run (500): the others are repeats; the retry, with the 500 in the log, runs the event once', async () => {
+	const value = newValue();
+	const record = logNow(sim, value);
+	let refuse = 1;
+	const results = await Promise.all([1, 2, 3].map(async () => await send(value, { delayMs: 300, fails: () => refuse-- > 0 })));
 	expect(statuses(results)).toEqual([200, 200, 500]);
-	expect(runsOf(results).map((result) => result.workflowData?.[0][0].json.eventId)).toEqual([eventId]);
+	expect(idsRun(results)).toEqual([]);
+	// The service logs each answer: one server error, two repeat answers.
+	logTry(record, url, 500);
+	logTry(record, url, 200, JSON.stringify(REPEAT_ANSWER));
+	logTry(record, url, 200, JSON.stringify(REPEAT_ANSWER));
+	const retry = await send(value);
+	expect(idsRun([retry])).toEqual([record.id]);
+	logTry(record, url, 200);
+	expect((await send(value)).response.body).toEqual(REPEAT_ANSWER);
 });
 
-it('four copies, n8n refuses the first two runs: the third copy to claim it runs the event, once', async () => {
-	const { eventId, results } = await copiesAtOnce(4, 2);
-	expect(statuses(results)).toEqual([200, 200, 500, 500]);
-	expect(runsOf(results).map((result) => result.workflowData?.[0][0].json.eventId)).toEqual([eventId]);
+it('after n8n restarted (nothing in memory): a copy of an event the log shows answered 200 at this address runs nothing', async () => {
+	const value = newValue();
+	const record = logNow(sim, value);
+	expect(idsRun([await send(value)])).toEqual([record.id]);
+	logTry(record, url, 200);
+	forgetProcessMemory(); // a restart, or the copy arriving at another webhook processor
+	const copy = await send(value);
+	expect(copy.workflowData).toBeUndefined();
+	expect(copy.response.body).toEqual(REPEAT_ANSWER);
+});
+
+it('after n8n restarted: an event the log shows refused at this address (500) runs at the retry', async () => {
+	const value = newValue();
+	const record = logNow(sim, value);
+	logTry(record, url, 500);
+	forgetProcessMemory();
+	expect(idsRun([await send(value)])).toEqual([record.id]);
+});
+
+it('an identical payload logged before the trigger subscribed is not taken for the delivery: the run carries the new event, and its copy runs nothing', async () => {
+	const value = newValue();
+	sim.seedEvents(1, 'patient', 'patient-created', () => value); // logged before the subscription was made
+	const old = sim.events().at(-1)!;
+	old.created_at = new Date(Date.now() - 3_600_000).toISOString();
+	const record = logNow(sim, value);
+	expect(idsRun([await send(value)])).toEqual([record.id]);
+	logTry(record, url, 200);
+	forgetProcessMemory();
+	expect((await send(value)).response.body).toEqual(REPEAT_ANSWER);
 });

@@ -1,4 +1,4 @@
-import { RecentDeliveries, parseDeliveryBody, unwrapPayload } from '../../nodes/shared/deliveries';
+import { parseDeliveryBody, unwrapPayload } from '../../nodes/ClinicTrigger/receive';
 
 describe('delivery bodies', () => {
 	it('a JSON object is accepted', () => {
@@ -37,39 +37,5 @@ describe('payload unwrapping', () => {
 
 	it('a top-level identifier object is the payload itself', () => {
 		expect(unwrapPayload({ patient_id: 4, waiting_room_id: 2 })).toEqual({ patient_id: 4, waiting_room_id: 2 });
-	});
-});
-
-describe('recent deliveries (bounded LRU)', () => {
-	const hour = 60 * 60 * 1000;
-
-	it('the second sighting within the window is a repeat', () => {
-		const recent = new RecentDeliveries(10);
-		expect(recent.seen('a', hour, 0)).toBe(false);
-		expect(recent.seen('a', hour, 1000)).toBe(true);
-		expect(recent.seen('b', hour, 1000)).toBe(false);
-	});
-
-	it('after the window the same key counts as new again', () => {
-		const recent = new RecentDeliveries(10);
-		recent.seen('a', hour, 0);
-		expect(recent.seen('a', hour, hour + 1)).toBe(false);
-		expect(recent.seen('a', hour, hour + 2)).toBe(true);
-	});
-
-	it('never holds more than its capacity; the oldest goes first', () => {
-		const recent = new RecentDeliveries(3);
-		for (const key of ['a', 'b', 'c', 'd']) recent.seen(key, hour, 0);
-		expect(recent.size).toBe(3);
-		expect(recent.seen('a', hour, 0)).toBe(false); // forgotten
-		expect(recent.seen('d', hour, 0)).toBe(true);
-	});
-
-	it('stays bounded under a flood of distinct deliveries', () => {
-		const recent = new RecentDeliveries(10_000);
-		for (let i = 0; i < 50_000; i++) recent.seen(`k${i}`, hour, i);
-		expect(recent.size).toBe(10_000);
-		expect(recent.seen('k49999', hour, 50_000)).toBe(true);
-		expect(recent.seen('k0', hour, 50_000)).toBe(false);
 	});
 });

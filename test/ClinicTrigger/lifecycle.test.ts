@@ -10,7 +10,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { activateTrigger, deliverWebhook, runTriggerHook, TRIGGER_WEBHOOK_ID } from '../helpers/trigger';
 import type { HookResult, TriggerOptions } from '../helpers/trigger';
 import { SecretCollector, findLeaks } from '../helpers/secrets';
-import { signingKeyId, subscriptionSecret } from '../../nodes/shared/signature';
+import { signingKeyId, subscriptionSecret } from '../../nodes/ClinicTrigger/signature';
 import { signDelivery, startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
 import {

@@ -6,9 +6,8 @@
 import { randomBytes } from 'node:crypto';
 
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
-import { CREDENTIAL_KEPT_MS } from '../../nodes/ClinicTrigger/keptCredentials';
+import { CREDENTIAL_KEPT_MS } from '../../nodes/ClinicTrigger/memory';
 import { loggedSince } from '../../nodes/ClinicTrigger/resubscribe';
-import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 import { activateTrigger } from '../helpers/trigger';
 import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
@@ -33,7 +32,6 @@ afterAll(async () => {
 
 beforeEach(() => {
 	sim.reset();
-	recentDeliveries.clear();
 	forgetProcessMemory();
 	receiver.results.length = 0;
 });
@@ -192,6 +190,81 @@ describe('a subscription the service stopped', () => {
 		await sim.emit('patient', 'patient-created', { id: 1 });
 		await sim.emit('patient', 'patient-created', { id: 2 });
 		expect(sim.log.filter((entry) => entry.method === 'GET' && entry.path === '/webhooks')).toHaveLength(1);
+	});
+});
+
+describe('a trigger that never goes silent', () => {
+	const forge = async (url: string, id: number) =>
+		await fetch(url, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json', signature: randomBytes(32).toString('hex') },
+			body: JSON.stringify({ value: { id } }),
+		});
+	const subscribes = () => sim.log.filter((entry) => entry.method === 'POST' && entry.path === '/webhooks').length;
+
+	it('the service answering 500 to the one subscribe while resubscribing: the working subscription stays, and the next delivery resubscribes', async () => {
+		await activate([PATIENT_UPDATED, PATIENT_CREATED]);
+		const updated = live(sim).find((s) => s.event_name === 'patient-updated')!;
+		const created = live(sim).find((s) => s.event_name === 'patient-created')!;
+		sim.stopSubscription(updated.id, 'disable');
+		const missed = await sim.emit('patient', 'patient-updated', { id: 1 });
+		sim.addFault({ kind: 'status', status: 500, host: 'webhooks', method: 'POST', path: '/webhooks', count: 1 });
+		const heard = await sim.emit('patient', 'patient-created', { id: 2 });
+
+		// The first try failed (nothing removed), the service's retry resubscribed and ran both.
+		expect(heard.logs.map((log) => log.response_code)).toEqual([500, 200]);
+		expect(receiver.results[0].error?.message).toMatch(/^The Clinic Trigger cannot receive events: the clinic service disabled/);
+		expect(String((receiver.results[0].error as { description?: string }).description)).toMatch(/left in place, and the next delivery to this trigger subscribes again/);
+		expect(live(sim).map((s) => s.id)).toContain(created.id);
+		expect(live(sim).map((s) => s.event_name).sort()).toEqual(['patient-created', 'patient-updated']);
+		expect(runItems().map((json) => json.eventId)).toEqual([missed.id, heard.id]);
+		const next = await sim.emit('patient', 'patient-updated', { id: 3 });
+		expect(runItems().map((json) => json.eventId)).toEqual([missed.id, heard.id, next.id]);
+	});
+
+	it('subscribing keeps failing: one delivery a minute fails saying so, the working subscription\'s events run meanwhile', async () => {
+		await activate([PATIENT_UPDATED, PATIENT_CREATED]);
+		const updated = live(sim).find((s) => s.event_name === 'patient-updated')!;
+		sim.stopSubscription(updated.id, 'disable');
+		sim.addFault({ kind: 'status', status: 500, host: 'webhooks', method: 'POST', path: '/webhooks' });
+		const first = await sim.emit('patient', 'patient-created', { id: 1 });
+		const second = await sim.emit('patient', 'patient-created', { id: 2 });
+		expect(first.logs.map((log) => log.response_code)).toEqual([500, 200]);
+		expect(second.logs.map((log) => log.response_code)).toEqual([200]);
+		expect(receiver.results.filter((result) => result.error)).toHaveLength(1);
+		expect(runItems().map((json) => json.eventId)).toEqual([first.id, second.id]);
+	});
+
+	it('30 forged deliveries at once while the key is replaced: one resubscribe, no forged body runs', async () => {
+		await activate([PATIENT_UPDATED]);
+		const [subscription] = live(sim);
+		newSigningKey();
+		sim.clearLog();
+		const answers = await Promise.all(Array.from({ length: 30 }, async (_, i) => await forge(subscription.url, 100 + i)));
+		expect(subscribes()).toBe(1);
+		expect(answers.filter((answer) => answer.status === 401)).toHaveLength(29);
+		expect(runItems()).toEqual([]);
+	});
+
+	it('30 forged deliveries one after another while the key is replaced and subscribing fails: at most one resubscribe a minute', async () => {
+		await activate([PATIENT_UPDATED]);
+		const [subscription] = live(sim);
+		newSigningKey();
+		sim.addFault({ kind: 'status', status: 500, host: 'webhooks', method: 'POST', path: '/webhooks' });
+		sim.clearLog();
+		for (let i = 0; i < 30; i++) await forge(subscription.url, 200 + i);
+		expect(subscribes()).toBe(1);
+		expect(runItems()).toEqual([]);
+	});
+
+	it('a burst of real deliveries after a key change: one resubscribe, each event runs once', async () => {
+		await activate([PATIENT_UPDATED]);
+		newSigningKey();
+		sim.clearLog();
+		const emitted = await Promise.all([1, 2, 3, 4, 5, 6].map(async (id) => await sim.emit('patient', 'patient-updated', { id })));
+		await sim.deliveriesSettled();
+		expect(subscribes()).toBe(1);
+		expect(runItems().map((json) => json.eventId).sort()).toEqual(emitted.map((record) => record.id).sort());
 	});
 });
 

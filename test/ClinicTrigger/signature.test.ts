@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 import {
 	constantTimeEquals,
@@ -7,7 +9,7 @@ import {
 	hexSignatureMatches,
 	hmacSha256Hex,
 	verifyDelivery,
-} from '../../nodes/shared/signature';
+} from '../../nodes/ClinicTrigger/signature';
 
 const secret = 'a'.repeat(64);
 const body = Buffer.from('{"value":{"id":7,"name":"Ana"}}', 'utf8');
@@ -96,5 +98,13 @@ describe('deliveryId', () => {
 		const id = deliveryIdOf('patient:patient-updated', body);
 		expect(deliveryIdOf('patient:patient-created', body)).not.toBe(id);
 		expect(deliveryIdOf('patient:patient-updated', Buffer.from(`${body.toString()} `))).not.toBe(id);
+	});
+});
+
+describe('what the code says about deliveryId', () => {
+	it('never recommends it as the value to dedupe on (distinct events with one payload share it)', () => {
+		const source = readFileSync(join(__dirname, '../../nodes/ClinicTrigger/signature.ts'), 'utf8');
+		expect(source).not.toMatch(/Remove Duplicates node can use it/);
+		expect(source).toMatch(/no value to dedupe on/);
 	});
 });

@@ -13,6 +13,7 @@ import { TRIGGER_WEBHOOK_ID, deliverWebhook } from '../helpers/trigger';
 import type { DeliverWebhookOptions, DeliveryResult, HookResult } from '../helpers/trigger';
 import { signDelivery } from '../simulator';
 import type { Simulator } from '../simulator';
+import type { EventRecord } from '../simulator/types';
 
 export const PATIENT_CREATED = 'patient:patient-created';
 export const CONSULTATION_FINISHED = 'consultation:consultation-finished';
@@ -184,8 +185,9 @@ export async function startReceiver(state: ReceiverState) {
 			results.push(result);
 			// n8n 2.x saves what webhook() changed in static data when the node answered itself.
 			if (result.noWebhookResponse && result.staticDataChanged && !result.error) state.staticData = result.staticData;
-			const body = result.response.body;
-			res.writeHead(result.response.status, { 'content-type': 'application/json' });
+			// n8n answers 500 when webhook() throws (a delivery that failed), whatever was set before.
+			const body = result.error ? { code: 0, message: result.error.message } : result.response.body;
+			res.writeHead(result.error ? 500 : result.response.status, { 'content-type': 'application/json' });
 			res.end(body === undefined ? '' : JSON.stringify(body));
 		})().catch(() => {
 			res.writeHead(500);
@@ -215,4 +217,19 @@ export async function serviceCall(sim: Simulator, method: 'POST' | 'DELETE', pat
 		body: JSON.stringify({ ...body, service_access_token: token }),
 	});
 	return { status: answer.status, body: (await answer.json()) as IDataObject };
+}
+
+/** Logs a patient-created event now, as the service does before delivering it; answers the live record. */
+export function logNow(sim: Simulator, value: IDataObject) {
+	sim.seedEvents(1, 'patient', 'patient-created', () => value);
+	const record = sim.events().at(-1)!;
+	record.created_at = new Date().toISOString();
+	return record;
+}
+
+/** Writes one try into an event's delivery log, as the service does once a delivery to `url` was answered. */
+export function logTry(record: EventRecord, url: string, code: number | null, response = '') {
+	const secret = { secret: '' };
+	const at = new Date().toISOString();
+	record.logs.push({ id: record.logs.length + 1, target_url: url, authentication_data: secret, request: '', response, event_id: String(record.id), response_code: code, retries_left: 3, created_at: at });
 }

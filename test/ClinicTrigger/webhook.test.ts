@@ -3,9 +3,9 @@
  * an execution, what is refused, and what the item looks like. Secrets come from a real
  * activation against the simulator; signatures from the simulator's own signing code.
  */
+import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
-import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 import { activateTrigger, deliverWebhook } from '../helpers/trigger';
 import type { DeliverWebhookOptions, HookResult } from '../helpers/trigger';
 import { signDelivery, startSimulator } from '../simulator';
@@ -31,7 +31,7 @@ afterAll(async () => {
 	await sim.close();
 });
 
-beforeEach(() => recentDeliveries.clear());
+beforeEach(() => forgetProcessMemory());
 
 /** The secret the service holds for the subscription stored for this event (never in static data). */
 function secretOf(eventKey: string): string {
@@ -118,7 +118,7 @@ describe('a verified delivery', () => {
 	it('deliveryId is sha256 of event and bytes: the same in every process, different per event', async () => {
 		const raw = patientBody();
 		const first = await deliver(raw);
-		recentDeliveries.clear(); // another n8n process
+		forgetProcessMemory(); // another n8n process
 		const second = await deliver(raw);
 		expect(second.workflowData?.[0][0].json.deliveryId).toBe(first.workflowData?.[0][0].json.deliveryId);
 		const other = await deliver(raw, { event: CONSULTATION_FINISHED });
@@ -287,6 +287,15 @@ describe('repeated deliveries, Duplicate Check "Same Body Within Window" (opt-in
 		const raw = patientBody();
 		expect((await deliver(raw, { headers: { signature: 'f'.repeat(64) }, options: SAME_BODY })).response.status).toBe(401);
 		expect((await deliver(raw, { options: SAME_BODY })).workflowData).toHaveLength(1);
+	});
+
+	it('n8n failing to store the first run (answers 500): the service\'s retry of the same body runs', async () => {
+		const raw = patientBody();
+		const first = await deliver(raw, { options: SAME_BODY, storeRun: { fails: () => true } });
+		expect(first.response.status).toBe(500);
+		const retry = await deliver(raw, { options: SAME_BODY });
+		expect(retry.workflowData).toHaveLength(1);
+		expect((await deliver(raw, { options: SAME_BODY })).workflowData).toBeUndefined();
 	});
 
 	it('"Ignore Repeats For" 0 turns the memory off', async () => {

@@ -8,12 +8,12 @@
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { passwordCredentialData, type Simulator } from '../simulator';
+import { passwordCredentialData, signDelivery, type Simulator } from '../simulator';
 import { startRefusingProxy } from '../ClinicTrigger/support';
 import { N8N_VERSIONS, nodeItems, nodeJson, startN8n, type N8nServer, type PublicationService, type WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { DEMO_CREDENTIAL_IDS, loadExample, simulatorCredentials } from './support/examples';
-import { runsWithValue, settledRuns, storedRuns } from './support/runs';
+import { acceptedAsNew, runsWithValue, settledRuns, storedRuns } from './support/runs';
 import { clinicTriggerWorkflow } from './support/workflows';
 
 const FLAGSHIP = 'consultation-finished-sign-email-pdf.json';
@@ -239,6 +239,32 @@ describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationS
 			expect(live()).toHaveLength(before.length);
 			const after = await sim.emit('patient', 'patient-updated', { id: 4, first_name: 'Carmen' });
 			expect(await patientRuns(after)).toHaveLength(1);
+		}),
+		5 * 60_000,
+	);
+
+	it(
+		'deliveries re-sent after an n8n restart, each answered 200 before it: none runs again',
+		n8n.run(async (ctx) => {
+			await ensureActive(patientsId);
+			const events = [];
+			for (let i = 0; i < 5; i++) events.push(await sim.emit('patient', 'patient-updated', { id: 50 + i, first_name: 'Before the restart' }));
+			for (const event of events) expect(await patientRuns(event)).toHaveLength(1);
+			await server.stop();
+			server = n8n.track(await startN8n(ctx));
+			if (ctx.asyncPublication) await server.waitForPublication(patientsId);
+			// The service sends the same deliveries again, byte for byte, signed as before.
+			const subscription = live().find((s) => s.event_name === 'patient-updated')!;
+			const again = [];
+			for (const event of events) {
+				const body = event.logs[0].request;
+				const signature = signDelivery(subscription.authentication_data.secret, Buffer.from(body));
+				const answer = await fetch(subscription.url, { method: 'POST', headers: { 'content-type': 'application/json', signature }, body });
+				again.push({ status: answer.status, text: await answer.text() });
+			}
+			expect(again.map((answer) => answer.status)).toEqual(events.map(() => 200));
+			expect(acceptedAsNew(again)).toBe(0);
+			for (const event of events) expect(await patientRuns(event)).toHaveLength(1);
 		}),
 		5 * 60_000,
 	);

@@ -9,8 +9,10 @@
  *   a refresh revokes the old pair; reusing a used refresh token is refused). Every
  *   execution succeeds, the token requests per round are printed and bounded by one per
  *   process, a later run succeeds, the stored refresh token is the newest live one.
- * - A delivery sent to both webhook processors: the documented behaviour (duplicate
- *   suppression is per process; both runs carry the same eventId for Remove Duplicates).
+ * - A copy arriving at either webhook processor after the first was answered starts nothing
+ *   (the duplicate check reads the service's event log, which every process shares).
+ * - A delivery sent to both webhook processors at the same moment: the documented behaviour
+ *   (both run; both runs carry the same eventId for Remove Duplicates).
  * - Two mains started together against one database leave one subscription per event.
  *   (n8n's multi-main mode needs a license it checks at start, so the two mains here are
  *   two plain queue-mode mains, each its own leader: both activate at start-up.)
@@ -272,6 +274,28 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 	);
 
 	it(
+		'a copy of a delivery arriving at either webhook processor after the first was answered starts nothing (the event log is shared)',
+		n8n.run(async () => {
+			await ensureActive(triggerId);
+			const [subscription] = live();
+			const record = await sim.emit('patient', 'patient-updated', { id: 5, first_name: 'Copy at the other processor' });
+			expect(record.logs.map((log) => log.response_code)).toEqual([200]);
+			// The same bytes the service sent, sent again to each processor in turn: one of them
+			// did not see the first delivery and has nothing of it in memory.
+			const body = record.logs[0].request;
+			const headers = { signature: signDelivery(subscription.authentication_data.secret, Buffer.from(body)) };
+			const path = new URL(subscription.url);
+			const at = (processor: number) => `${cluster.webhookProcessors[processor].baseUrl}${path.pathname}${path.search}`;
+			const copies = [await post(at(0), body, headers), await post(at(1), body, headers)];
+			expect(copies.map((answer) => answer.status)).toEqual([200, 200]);
+			expect(acceptedAsNew(copies)).toBe(0);
+			const { runs } = await settledRuns(sim, cluster.main, triggerId, record.id, runsWithValue('Patient Updated', record.value));
+			expect(runs).toHaveLength(1);
+		}),
+		5 * 60_000,
+	);
+
+	it(
 		'a delivery sent to both webhook processors: suppressed per processor, one run per processor, both with the same eventId',
 		n8n.run(async () => {
 			await ensureActive(triggerId);
@@ -291,9 +315,9 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 			const again = await Promise.all([post(at(0), body, headers), post(at(1), body, headers)]);
 			expect([...first, ...again].map((a) => a.status)).toEqual([200, 200, 200, 200]);
 
-			// Documented behaviour (README, "Several n8n processes"): duplicate suppression is
-			// per process, so each processor starts one run; the runs share the eventId that
-			// a Remove Duplicates node keys on.
+			// Documented behaviour (docs/queue-mode.md, Duplicates): copies at the same moment at
+			// two processors both run (the log shows a delivery only once it is answered); the
+			// runs share the eventId that a Remove Duplicates node keys on.
 			const accepted = acceptedAsNew([...first, ...again]);
 			const copies = await storedRuns(
 				cluster.main,

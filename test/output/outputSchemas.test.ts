@@ -5,13 +5,13 @@
  * against the simulator at the node's default version and output, so it cannot drift: this
  * test runs every operation and compares. `npm run schemas` rewrites the files.
  */
+import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import type { INodeParameters } from 'n8n-workflow';
 
 import { Clinic } from '../../nodes/Clinic/Clinic.node';
-import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 import { CredentialStore, runPoll } from '../helpers';
 import { deliverWebhook } from '../helpers/trigger';
 import { integrationCredentials, jsonOf, useSimulator } from '../Clinic/support';
@@ -121,7 +121,7 @@ it("each operation's output schema matches what it outputs against the simulator
 
 it("the triggers' output schemas (one per node, no resource or operation) match what they emit", async () => {
 	const patient = { id: 31, account_id: 1201, first_name: 'Ana' };
-	recentDeliveries.clear();
+	forgetProcessMemory();
 	// The event is in the log first, as the service writes it before delivering: the item carries its id.
 	await t.sim.emit('patient', 'patient-created', patient);
 	const delivered = await deliverWebhook({

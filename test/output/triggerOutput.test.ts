@@ -10,7 +10,6 @@ import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
 import { integrationCredentials } from '../Clinic/support';
 import { PATIENT_CREATED, credentialsFor } from '../ClinicTrigger/support';
-import { recentDeliveries } from '../../nodes/ClinicTrigger/receive';
 
 let sim: Simulator;
 beforeAll(async () => {
@@ -22,7 +21,6 @@ afterAll(async () => {
 beforeEach(() => {
 	sim.reset();
 	forgetProcessMemory();
-	recentDeliveries.clear();
 });
 
 const patient = { id: 31, account_id: 1201, first_name: 'María Fernanda', last_name: 'González López', telephone2: '5512345678', email: 'maria.gonzalez@example.mx' };

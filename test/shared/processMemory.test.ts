@@ -17,17 +17,13 @@ describe('process memory', () => {
 		expect(stores.map((store) => store.name).sort()).toEqual(
 			[
 				'credentials kept for deliveries',
-				'deliveries accepted (Same Body Within Window)',
-				'duplicate check deadlines',
+				'deliveries taken (duplicate check)',
 				'event log ends',
-				'event log events kept',
-				'events claimed',
 				'host limiters',
 				'newest refresh token of each chain',
 				'pending sign-ins',
 				'refused refresh tokens',
-				'runs of each payload',
-				'stale subscription checks',
+				'subscription checks of each trigger',
 			].sort(),
 		);
 		for (const store of stores) expect(store.bound).toMatch(/\d|one per/);

@@ -11,7 +11,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 
-import { answeredAsRepeat } from '../../../nodes/shared/deliveries';
+import { answeredAsRepeat } from '../../../nodes/ClinicTrigger/duplicateCheck';
 import type { EventDeliveries, EventRecord, Simulator } from '../../simulator';
 import { nodeJson, waitFor, type Execution, type N8nServer } from '../harness';
 

@@ -11,9 +11,7 @@ export type VerificationMode = 'hmacSha256' | 'secretEquals' | 'none';
 /** Header the service puts the signature in; matched in any letter case. */
 export const DEFAULT_SIGNATURE_HEADER = 'signature';
 
-export type VerificationResult =
-	| { ok: true }
-	| { ok: false; reason: 'missingHeader' | 'mismatch' | 'noSecret' };
+export type VerificationResult = { ok: true } | { ok: false; reason: 'missingHeader' | 'mismatch' | 'noSecret' };
 
 /** Hex HMAC-SHA256 of the bytes, keyed with the secret: what the service sends in `signature`. */
 export function hmacSha256Hex(secret: string, body: Buffer): string {
@@ -48,10 +46,7 @@ export function constantTimeEquals(expected: string, received: string): boolean 
  * The value of a request header by name, in any letter case. Node lower-cases incoming
  * header names; a repeated header counts by its first value.
  */
-export function headerValue(
-	headers: Record<string, string | string[] | undefined>,
-	name: string,
-): string | undefined {
+export function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
 	const wanted = name.trim().toLowerCase();
 	if (!wanted) return undefined;
 	for (const [key, value] of Object.entries(headers)) {
@@ -86,8 +81,9 @@ export function verifyDelivery(input: VerificationInput): VerificationResult {
 }
 
 /**
- * Identifies a delivery across processes and restarts: the same event with the same
- * bytes always gets the same id, so n8n's Remove Duplicates node can use it.
+ * Names a delivery's content: the same event key and bytes give the same id in every
+ * process. It does not identify an event: a retry and a second event with the same payload
+ * share it, so it is no value to dedupe on (`eventId` is).
  */
 export function deliveryIdOf(eventKey: string, rawBody: Buffer): string {
 	return createHash('sha256').update(eventKey, 'utf8').update('\n').update(rawBody).digest('hex');
