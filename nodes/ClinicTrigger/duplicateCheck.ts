@@ -33,8 +33,8 @@ export function answeredAsRepeat(response: string): boolean {
 	}
 }
 
-/** A delivery's check, its requests included (then it runs without an id): on a busy n8n server a read is slow, not lost. */
-export const EVENT_LOG_CHECK_MS = 30_000;
+/** A delivery is answered within seconds whatever the log does (past this it runs without an id): the service's wait is short. */
+export const EVENT_LOG_CHECK_MS = 5000;
 /** How far back a delivery's event is searched (a burst after an outage); a read stops once it has every waiting delivery's. */
 export const MAX_READ = 1000;
 /** How long a claim stands for a copy in flight. */
