@@ -10,7 +10,9 @@
  * one runs again only if the log shows a new server error here since its claim and nothing
  * but server errors and repeat answers (n8n refused to store its run); else a repeat. When
  * the log does not answer within EVENT_LOG_CHECK_MS or holds no such event among the
- * newest MAX_READ, the delivery runs without an event id: never dropped.
+ * newest MAX_READ, the delivery runs without an event id: never dropped. It still claims
+ * its event when the log answers, and a copy in flight beside it waits for that instead
+ * of running too.
  */
 import { sleep } from 'n8n-workflow';
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
@@ -37,6 +39,8 @@ export function answeredAsRepeat(response: string): boolean {
 export const EVENT_LOG_CHECK_MS = 5000;
 /** How far back a delivery's event is searched (a burst after an outage); a read stops once it has every waiting delivery's. */
 export const MAX_READ = 1000;
+/** Each request of a read: past the delivery's answer, a read still serves the runs without an id and the next deliveries. */
+export const EVENT_LOG_READ_MS = 30_000;
 /** How long a claim stands for a copy in flight. */
 const CLAIM_KEPT_MS = 60 * 60_000;
 
@@ -108,15 +112,37 @@ async function within<T>(work: Promise<T>, ms: number): Promise<T> {
 }
 
 export async function placeDelivery(ctx: IWebhookFunctions, client: ClinicClient, delivery: DeliveryToPlace): Promise<Placement> {
+	const arrived = Date.now();
 	const wanted = canonical(delivery.payload);
-	let found: EventRecord[];
+	const read = readFor(ctx, client, delivery, wanted);
 	try {
-		const read = await within(readFor(ctx, client, delivery, wanted), EVENT_LOG_CHECK_MS);
-		found = read.filter((logged) => logged.payload === wanted).map((logged) => logged.event).sort((a, b) => a.id - b.id);
+		return place(await within(read, EVENT_LOG_CHECK_MS), delivery, wanted);
 	} catch (error) {
+		const unplacedKey = `unplaced:${delivery.key}\n${wanted}`;
+		const unplaced = taken.get(unplacedKey);
+		// A copy in flight beside one that already ran without an id waits for the log (each request
+		// at most EVENT_LOG_READ_MS): the two must not both run.
+		if (unplaced?.kind === 'unplaced' && unplaced.ranAt >= arrived) {
+			try {
+				await unplaced.claimed;
+				return place(await read, delivery, wanted);
+			} catch {
+				// Past that, run without an id as below.
+			}
+		}
 		ctx.logger.warn(`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); the delivery runs without an event id`);
+		// Once the log answers, the run without an id claims its event, so that later copies are repeats.
+		const claimed = read.then((logged) => void place(logged, delivery, wanted)).catch(() => undefined);
+		const entry: Taken = { kind: 'unplaced', ranAt: Date.now(), claimed };
+		taken.set(unplacedKey, entry);
+		void claimed.then(() => taken.get(unplacedKey) === entry && taken.delete(unplacedKey));
 		return { kind: 'unknown', note: `The event log could not be read (${(error as Error).message}): this run has no event id, and may repeat an event that ran already.` };
 	}
+}
+
+/** The delivery's event among the logged ones with its payload, claimed in the same synchronous step. */
+function place(logged: Logged[], delivery: DeliveryToPlace, wanted: string): Placement {
+	const found = logged.filter((one) => one.payload === wanted).map((one) => one.event).sort((a, b) => a.id - b.id);
 	const { ownPath } = delivery;
 	const since = Date.parse(delivery.since ?? '');
 	const ours = found.filter((event) => !(Date.parse(event.created_at) < since) || triesAt(event, ownPath).length > 0);

@@ -15,7 +15,7 @@ import { clientFor } from '../shared/transport';
 import { EVENT_QUERY_PARAMETER, pathOf } from '../shared/urls';
 import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
 import type { DuplicateCheck } from './description';
-import { EVENT_LOG_CHECK_MS, REPEAT_ANSWER, placeDelivery } from './duplicateCheck';
+import { EVENT_LOG_CHECK_MS, EVENT_LOG_READ_MS, REPEAT_ANSWER, placeDelivery } from './duplicateCheck';
 import { MAX_WINDOW_MS, credentials, nextInOrder, taken } from './memory';
 import { findStoppedSubscriptions, mayResubscribeUnverified, resubscribe, subscribedSince } from './resubscribe';
 import { DEFAULT_SIGNATURE_HEADER, deliveryIdOf, sha256Hex, verifyDelivery } from './signature';
@@ -135,11 +135,13 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 			headerName: typeof options.signatureHeader === 'string' ? options.signatureHeader : DEFAULT_SIGNATURE_HEADER,
 			secret: subscription && mode !== 'none' ? secretOf(node, key, subscription, signingKey) : undefined,
 		}).ok;
-		return { client, signingKey, verified, earlier };
+		// The log's reads go on past the delivery's answer, so that a run without an id still claims its event.
+		const logClient = clientFor(this, { timeoutMs: EVENT_LOG_READ_MS, maxRetryWaitMs: 0, readCredentials });
+		return { client, logClient, signingKey, verified, earlier };
 	};
 	let checked = await check(false);
 	if (!checked.verified && checked.earlier) checked = await check(true);
-	const { client, signingKey, verified } = checked;
+	const { client, logClient, signingKey, verified } = checked;
 	const by = { trigger, client, signingKey, ownPath };
 	const noKey = subscription && mode !== 'none' && !signingKey && !subscription.legacySecret;
 	if (noKey) this.logger.warn(`Clinic Trigger "${node.name}": the credential holds no webhook signing key, so deliveries cannot be verified. Save the credential, then deactivate and activate the workflow.`);
@@ -165,7 +167,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const json: IDataObject = { event: event.name, topic, eventId: null };
 	if (duplicateCheck === 'eventLog') {
 		const delivery = { key: triggerEvent, filter: { topic, name: event.name }, payload: value, since: subscribedSince(trigger, key), ownPath };
-		const placed = await placeDelivery(this, client, delivery);
+		const placed = await placeDelivery(this, logClient, delivery);
 		if (placed.kind === 'repeat') return answer(this, 200, REPEAT_ANSWER, recovered);
 		if (placed.kind === 'event') Object.assign(json, { eventId: placed.event.id, createdAt: placed.event.created_at });
 		else if (placed.note) json.note = placed.note;

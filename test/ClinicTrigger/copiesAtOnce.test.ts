@@ -104,3 +104,30 @@ it('an identical payload logged before the trigger subscribed is not taken for t
 	forgetProcessMemory();
 	expect((await send(value)).response.body).toEqual(REPEAT_ANSWER);
 });
+
+describe('the event log answering later than the check waits (7 s)', () => {
+	const slowLog = () => sim.addFault({ kind: 'stall', ms: 7_000, host: 'webhooks', method: 'GET', path: '/events', count: 1 });
+	const notes = (results: DeliveryResult[]) => runsOf(results).map((result) => result.workflowData?.[0][0].json.note !== undefined);
+
+	it('two copies at once: one runs without an id, the other waits for the log and is a repeat; a later copy is a repeat too', async () => {
+		const value = newValue();
+		const record = logNow(sim, value);
+		slowLog();
+		const results = await Promise.all([1, 2].map(async () => await send(value)));
+		expect(idsRun(results)).toEqual([null]);
+		expect(notes(results)).toEqual([true]);
+		expect(results.filter((result) => (result.response.body as IDataObject | undefined)?.duplicate === true)).toHaveLength(1);
+		// The run without an id claimed its event once the log answered.
+		expect((await send(value)).response.body).toEqual(REPEAT_ANSWER);
+		expect(record.id).toBeGreaterThan(0);
+	}, 30_000);
+
+	it('two events with the same content at once: both run, the second with its own event id', async () => {
+		const value = newValue();
+		logNow(sim, value);
+		const second = logNow(sim, value);
+		slowLog();
+		const results = await Promise.all([1, 2].map(async () => await send(value)));
+		expect(idsRun(results).sort()).toEqual([second.id, null].sort());
+	}, 30_000);
+});
