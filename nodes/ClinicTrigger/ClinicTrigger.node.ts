@@ -1,11 +1,5 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
-import type {
-	IHookFunctions,
-	INodeType,
-	INodeTypeDescription,
-	IWebhookFunctions,
-	IWebhookResponseData,
-} from 'n8n-workflow';
+import type { IHookFunctions, INodeType, INodeTypeDescription, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { integrationCredentials } from '../shared/authentication';
 import { eventsSubtitle } from '../shared/catalogOptions';

@@ -1,18 +1,14 @@
 /**
- * The duplicate check (Duplicate Check: Event Log), decided from the service's event log:
- * deliveries carry no event id (a retry and a second event with the same payload are
- * byte-identical), and the log records each event's tries with `target_url` and
- * `response_code`, for every n8n process and across restarts. A delivery's event is the
- * oldest logged event with its topic, name and payload that was logged after this trigger's
- * subscription was made (or was tried at its address), has no 2xx at this address but the
- * trigger's own repeat answer (it has not run here), and is not claimed in this process
- * (memory holds only copies in flight, which the log cannot show yet). When all are claimed,
- * one runs again only if the log shows a new server error here since its claim and nothing
- * but server errors and repeat answers (n8n refused to store its run); else a repeat. When
- * the log does not answer within EVENT_LOG_CHECK_MS or holds no such event among the
- * newest MAX_READ, the delivery runs without an event id: never dropped. It still claims
- * its event when the log answers, and a copy in flight beside it waits for that instead
- * of running too.
+ * The duplicate check (Duplicate Check: Event Log), decided from the service's event log,
+ * shared by every n8n process and kept across restarts (deliveries carry no event id). A
+ * delivery's event is the oldest logged event with its topic, name and payload, logged
+ * after this trigger subscribed (or tried at its address), with no 2xx at this address but
+ * the trigger's repeat answer, and not claimed in this process (memory holds only copies in
+ * flight, which the log cannot show yet). When all are claimed, one runs again only if every
+ * try here since its claim is a server error or a repeat answer (n8n refused to store its
+ * run); else a repeat. When the log does not answer within EVENT_LOG_CHECK_MS, the delivery
+ * runs without an event id (never dropped) and claims its event once the log answers; a
+ * copy that times out meanwhile waits for that instead of running too.
  */
 import { sleep } from 'n8n-workflow';
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
@@ -112,7 +108,6 @@ async function within<T>(work: Promise<T>, ms: number): Promise<T> {
 }
 
 export async function placeDelivery(ctx: IWebhookFunctions, client: ClinicClient, delivery: DeliveryToPlace): Promise<Placement> {
-	const arrived = Date.now();
 	const wanted = canonical(delivery.payload);
 	const read = readFor(ctx, client, delivery, wanted);
 	try {
@@ -120,9 +115,9 @@ export async function placeDelivery(ctx: IWebhookFunctions, client: ClinicClient
 	} catch (error) {
 		const unplacedKey = `unplaced:${delivery.key}\n${wanted}`;
 		const unplaced = taken.get(unplacedKey);
-		// A copy in flight beside one that already ran without an id waits for the log (each request
-		// at most EVENT_LOG_READ_MS): the two must not both run.
-		if (unplaced?.kind === 'unplaced' && unplaced.ranAt >= arrived) {
+		// A copy of a run without an id whose read is still under way waits for that read (each
+		// request at most EVENT_LOG_READ_MS) and its claim: the two must not both run.
+		if (unplaced?.kind === 'unplaced') {
 			try {
 				await unplaced.claimed;
 				return place(await read, delivery, wanted);
@@ -133,7 +128,7 @@ export async function placeDelivery(ctx: IWebhookFunctions, client: ClinicClient
 		ctx.logger.warn(`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); the delivery runs without an event id`);
 		// Once the log answers, the run without an id claims its event, so that later copies are repeats.
 		const claimed = read.then((logged) => void place(logged, delivery, wanted)).catch(() => undefined);
-		const entry: Taken = { kind: 'unplaced', ranAt: Date.now(), claimed };
+		const entry: Taken = { kind: 'unplaced', claimed };
 		taken.set(unplacedKey, entry);
 		void claimed.then(() => taken.get(unplacedKey) === entry && taken.delete(unplacedKey));
 		return { kind: 'unknown', note: `The event log could not be read (${(error as Error).message}): this run has no event id, and may repeat an event that ran already.` };

@@ -42,12 +42,8 @@ export async function checkExists(this: IHookFunctions): Promise<boolean> {
 	const found = new Map<string, StoredSubscription>();
 	for (const key of keys) {
 		const entry = stored.get(key) as StoredSubscription;
-		const match = ours.find(
-			(s) =>
-				sameId(s.id, entry.id) &&
-				eventOfSubscription(s, topicPrefix)?.key === key &&
-				secretAgrees(s, secretOf(setup.node, key, entry, signingKey)),
-		);
+		const secret = secretOf(setup.node, key, entry, signingKey);
+		const match = ours.find((s) => sameId(s.id, entry.id) && eventOfSubscription(s, topicPrefix)?.key === key && secretAgrees(s, secret));
 		if (!match) return false;
 		found.set(key, { ...entry, topic: match.event_topic as string });
 	}

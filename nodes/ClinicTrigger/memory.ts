@@ -87,7 +87,7 @@ export type Taken =
 	| { kind: 'read'; events: Promise<Logged[]>; next?: { wanted: Set<string>; events: Promise<Logged[]> } }
 	| { kind: 'claim'; triesSeen: number }
 	| { kind: 'body' }
-	| { kind: 'unplaced'; ranAt: number; claimed: Promise<void> };
+	| { kind: 'unplaced'; claimed: Promise<void> };
 /** An event read from the log, with its payload as canonical JSON. */
 export type Logged = { event: EventRecord; payload: string };
 export const MAX_WINDOW_MS = 24 * 60 * 60_000;

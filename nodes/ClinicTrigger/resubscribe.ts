@@ -1,13 +1,10 @@
 /**
- * A stale subscription, replaced from a delivery. Stale: made with a signing key the
- * credential no longer holds (told from static data), or disabled or deleted by the service
- * (looked for on a verified delivery, one list at most once a minute per trigger).
- * Resubscribing replaces each stale subscription (the new one made with the current key and
- * stored, then the stale one removed; every working one stays) and runs the events they
- * missed, read from the event log, marked `recovered`. One at a time per trigger; a delivery
- * that could not be verified starts at most one a minute (a forged one looks the same). When
- * it fails the delivery fails (n8n answers 500, the execution says what to do) and the next
- * delivery tries again.
+ * A stale subscription (made with a signing key the credential no longer holds, or disabled
+ * or deleted by the service: listed at most once a minute per trigger), replaced from a
+ * delivery: the new one made and stored, then the stale one removed; every working one
+ * stays. The events it missed run from the event log, marked `recovered`. One at a time per
+ * trigger; unverified deliveries start at most one a minute (a forged one looks the same).
+ * A failure fails the delivery with what to do; the next delivery tries again.
  */
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';

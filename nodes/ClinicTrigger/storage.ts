@@ -56,12 +56,7 @@ export function forgetSubscription(staticData: IDataObject, key: string): void {
  * The secret of a stored subscription, given the credential's current signing key;
  * undefined when the key is not the one the secret was derived from.
  */
-export function secretOf(
-	node: INode,
-	key: string,
-	entry: StoredSubscription,
-	signingKey: string,
-): string | undefined {
+export function secretOf(node: INode, key: string, entry: StoredSubscription, signingKey: string): string | undefined {
 	if (entry.legacySecret) return entry.legacySecret;
 	if (!signingKey || entry.keyId !== signingKeyId(signingKey)) return undefined;
 	return subscriptionSecret(signingKey, triggerIdOf(node), key);

@@ -1,13 +1,9 @@
 /**
- * Activation's reconcile of the trigger's subscriptions with what it selected (lifecycle.ts
- * calls it): `subscribe` lists what points at this node's address, keeps what it can prove
- * is its own (stored, or listed with the secret it derives: another main's), subscribes each
- * missing event with its own secret, then removes the rest (a replaced subscription goes
- * only once its replacement exists), then keeps one per event should another main have
- * subscribed at the same moment. If one fails it removes what it holds and throws: n8n 1.x
- * would orphan them, and a half-active trigger misses events. `removeOurs` removes every
- * stored subscription (404 counts) and sweeps what is live at this address. What is stored
- * is in storage.ts; secrets never reach errors or logs.
+ * Activation's reconcile of the trigger's subscriptions (lifecycle.ts calls it): keeps what
+ * is provably its own (stored, or listed with the secret it derives: another main's),
+ * subscribes each missing event, then removes the rest, then keeps one per event should
+ * another main have subscribed at once. A failure removes what it holds and throws: a
+ * half-active trigger misses events. Secrets never reach errors or logs.
  */
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IHookFunctions, INode } from 'n8n-workflow';
@@ -42,9 +38,7 @@ export function secretAgrees(subscription: RemoteSubscription, secret: string | 
 	return typeof listed !== 'string' || listed === secret;
 }
 
-export function sameId(a: number | string, b: number | string): boolean {
-	return String(a) === String(b);
-}
+export const sameId = (a: number | string, b: number | string): boolean => String(a) === String(b);
 
 export interface Setup {
 	node: INode;
@@ -56,9 +50,7 @@ export interface Setup {
 	address: string;
 }
 
-type SubscribingContext = IHookFunctions;
-
-export function readSetup(ctx: SubscribingContext): Setup {
+export function readSetup(ctx: IHookFunctions): Setup {
 	const node = ctx.getNode();
 	const webhookUrl = ctx.getNodeWebhookUrl('default') ?? '';
 	const client = clientFor(ctx);
@@ -73,7 +65,7 @@ export function readSetup(ctx: SubscribingContext): Setup {
 }
 
 /** The selected events; unknown keys (from an older catalog) are reported by `create`. */
-export function selectedEventKeys(ctx: SubscribingContext): string[] {
+export function selectedEventKeys(ctx: IHookFunctions): string[] {
 	const value = ctx.getNodeParameter('events', []) as unknown;
 	const keys = Array.isArray(value) ? value.map(String) : [];
 	return [...new Set(keys)];
@@ -104,7 +96,7 @@ function selectedEvents(node: INode, keys: string[]): CatalogEvent[] {
  * What `create` does, for resubscribing too. The node checked the address and the webhook
  * service address first (lifecycle.ts).
  */
-export async function subscribe(ctx: SubscribingContext): Promise<void> {
+export async function subscribe(ctx: IHookFunctions): Promise<void> {
 	const setup = readSetup(ctx);
 	const events = selectedEvents(setup.node, selectedEventKeys(ctx));
 	const topicPrefix = await topicPrefixOf(setup);
