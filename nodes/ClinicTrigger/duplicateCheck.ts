@@ -7,8 +7,9 @@
  * flight, which the log cannot show yet). When all are claimed, one runs again only if every
  * try here since its claim is a server error or a repeat answer (n8n refused to store its
  * run); else a repeat. When the log does not answer within EVENT_LOG_CHECK_MS, the delivery
- * runs without an event id (never dropped) and claims its event once the log answers; a
- * copy that times out meanwhile waits for that instead of running too.
+ * runs without an event id (never dropped) and claims its event once the log answers;
+ * unless its payload ran here within the hour: then it waits for the log, being most
+ * likely a copy.
  */
 import { sleep } from 'n8n-workflow';
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
@@ -18,6 +19,7 @@ import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
 import { taken, type Logged, type Taken } from './memory';
+import { sha256Hex } from './signature';
 
 /** The trigger's answer to a delivery it takes for a repeat: a 200, so the service stops retrying. */
 export const REPEAT_ANSWER = { received: true, duplicate: true };
@@ -109,34 +111,31 @@ async function within<T>(work: Promise<T>, ms: number): Promise<T> {
 
 export async function placeDelivery(ctx: IWebhookFunctions, client: ClinicClient, delivery: DeliveryToPlace): Promise<Placement> {
 	const wanted = canonical(delivery.payload);
+	const ranKey = `ran:${delivery.key}\n${sha256Hex(wanted)}`;
 	const read = readFor(ctx, client, delivery, wanted);
 	try {
-		return place(await within(read, EVENT_LOG_CHECK_MS), delivery, wanted);
+		return place(await within(read, EVENT_LOG_CHECK_MS), delivery, wanted, ranKey);
 	} catch (error) {
-		const unplacedKey = `unplaced:${delivery.key}\n${wanted}`;
-		const unplaced = taken.get(unplacedKey);
-		// A copy of a run without an id whose read is still under way waits for that read (each
-		// request at most EVENT_LOG_READ_MS) and its claim: the two must not both run.
-		if (unplaced?.kind === 'unplaced') {
+		// This payload ran here within the hour, so this is most likely a copy: wait for the log
+		// (each request at most EVENT_LOG_READ_MS) and for the claim of a run without an id.
+		const ran = taken.get(ranKey, CLAIM_KEPT_MS);
+		if (ran?.kind === 'ran') {
 			try {
-				await unplaced.claimed;
-				return place(await read, delivery, wanted);
+				await ran.claimed;
+				return place(await read, delivery, wanted, ranKey);
 			} catch {
-				// Past that, run without an id as below.
+				// The log cannot be read: run without an id as below.
 			}
 		}
 		ctx.logger.warn(`Clinic Trigger "${ctx.getNode().name}": the event log could not be read (${(error as Error).message}); the delivery runs without an event id`);
-		// Once the log answers, the run without an id claims its event, so that later copies are repeats.
-		const claimed = read.then((logged) => void place(logged, delivery, wanted)).catch(() => undefined);
-		const entry: Taken = { kind: 'unplaced', claimed };
-		taken.set(unplacedKey, entry);
-		void claimed.then(() => taken.get(unplacedKey) === entry && taken.delete(unplacedKey));
+		// Once the log answers, the run without an id claims its event, so that its copies are repeats.
+		taken.set(ranKey, { kind: 'ran', claimed: read.then((logged) => void place(logged, delivery, wanted, ranKey)).catch(() => undefined) });
 		return { kind: 'unknown', note: `The event log could not be read (${(error as Error).message}): this run has no event id, and may repeat an event that ran already.` };
 	}
 }
 
 /** The delivery's event among the logged ones with its payload, claimed in the same synchronous step. */
-function place(logged: Logged[], delivery: DeliveryToPlace, wanted: string): Placement {
+function place(logged: Logged[], delivery: DeliveryToPlace, wanted: string, ranKey: string): Placement {
 	const found = logged.filter((one) => one.payload === wanted).map((one) => one.event).sort((a, b) => a.id - b.id);
 	const { ownPath } = delivery;
 	const since = Date.parse(delivery.since ?? '');
@@ -148,6 +147,7 @@ function place(logged: Logged[], delivery: DeliveryToPlace, wanted: string): Pla
 	const chosen = unclaimed ?? open.find((event) => refusedSinceClaimed(event, ownPath, claimOf(delivery.key, event)));
 	if (!chosen) return { kind: 'repeat' };
 	taken.set(claimKeyOf(delivery.key, chosen), { kind: 'claim', triesSeen: triesAt(chosen, ownPath).length });
+	taken.set(ranKey, { kind: 'ran' });
 	return { kind: 'event', event: chosen };
 }
 

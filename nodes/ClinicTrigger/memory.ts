@@ -80,14 +80,14 @@ export const credentials = keptInProcess('credentials kept for deliveries', '1,0
  * 2. The duplicate check, per trigger and event: the event log read under way and the one
  *    queued after it with the payloads it waits for (`read:`), the events claimed here with the tries at the trigger's
  *    address the log showed then (`claim:`), and with Same Body Within Window the bodies
- *    accepted (`body:`, forgotten again when n8n did not store the run), and the payloads run
- *    without an id while the log was slow, until their read claims their event (`unplaced:`).
+ *    accepted (`body:`, forgotten again when n8n did not store the run),  and the payloads (hashed)
+ *    run here, with the claim a run without an id makes once the log answers (`ran:`).
  */
 export type Taken =
 	| { kind: 'read'; events: Promise<Logged[]>; next?: { wanted: Set<string>; events: Promise<Logged[]> } }
 	| { kind: 'claim'; triesSeen: number }
 	| { kind: 'body' }
-	| { kind: 'unplaced'; claimed: Promise<void> };
+	| { kind: 'ran'; claimed?: Promise<void> };
 /** An event read from the log, with its payload as canonical JSON. */
 export type Logged = { event: EventRecord; payload: string };
 export const MAX_WINDOW_MS = 24 * 60 * 60_000;

@@ -122,6 +122,21 @@ describe('the event log answering later than the check waits (7 s)', () => {
 		expect(record.id).toBeGreaterThan(0);
 	}, 30_000);
 
+	it('a copy arriving after its event ran here waits for the log and is a repeat; a new payload runs without an id within seconds', async () => {
+		const value = newValue();
+		const record = logNow(sim, value);
+		expect(idsRun([await send(value)])).toEqual([record.id]);
+		slowLog();
+		expect((await send(value)).response.body).toEqual(REPEAT_ANSWER);
+		const other = newValue();
+		logNow(sim, other);
+		slowLog();
+		const started = Date.now();
+		const run = await send(other);
+		expect(Date.now() - started).toBeLessThan(6_500);
+		expect(idsRun([run])).toEqual([null]);
+	}, 30_000);
+
 	it('two events with the same content at once: both run, the second with its own event id', async () => {
 		const value = newValue();
 		logNow(sim, value);
