@@ -32,15 +32,17 @@ export async function storedRuns(
 	accepted: number,
 	timeoutMs = 90_000,
 ): Promise<Execution[]> {
+	let seen = 'nothing listed yet';
 	return await waitFor(
 		`${accepted} finished run(s) of workflow ${workflowId}`,
 		async () => {
 			const all = await server.listExecutions(workflowId);
-			if (all.some((execution) => ['running', 'new', 'waiting'].includes(execution.status))) return undefined;
+			const going = all.filter((execution) => ['running', 'new', 'waiting'].includes(execution.status));
 			const picked = all.filter(isRunOf);
-			return picked.length >= accepted ? picked : undefined;
+			seen = `at the last look: ${all.length} execution(s), ${picked.length} of them runs of these events, ${going.length} not finished (${going.map((e) => `${e.id} ${e.status}`).join(', ')})`;
+			return going.length === 0 && picked.length >= accepted ? picked : undefined;
 		},
-		{ timeoutMs, intervalMs: 300 },
+		{ timeoutMs, intervalMs: 300, onTimeout: () => seen },
 	);
 }
 
