@@ -19,7 +19,7 @@ export interface N8nFixture {
 	 * appends the tail of the latest n8n logs to the error message.
 	 */
 	run(fn: (ctx: N8nContext) => Promise<void>): () => Promise<void>;
-	/** Servers registered here are stopped in afterAll (if still running). */
+	/** Servers registered here are stopped in afterAll (if still running), and when the test that started them fails. */
 	track(server: N8nServer): N8nServer;
 }
 
@@ -58,11 +58,15 @@ export function useN8nContext(
 		run(fn) {
 			return async () => {
 				if (!ctx) throw new Error('n8n context not ready (beforeAll failed?)');
+				const trackedBefore = servers.length;
 				try {
 					await fn(ctx);
 				} catch (error) {
 					ctx.failed = true;
-					throw withLogs(error, ctx);
+					const failed = withLogs(error, ctx);
+					// The n8n processes this test started go with it: the next test's n8n needs their ports.
+					for (const server of servers.slice(trackedBefore)) if (server.running) await server.stop().catch(() => undefined);
+					throw failed;
 				}
 			};
 		},
