@@ -70,10 +70,10 @@ export const CREDENTIAL_KEPT_MS = 5_000;
 
 /**
  * 1. The credential of each trigger, for CREDENTIAL_KEPT_MS: n8n makes every credential read a
- *    database query and a decrypt. Deliveries arriving together share one read (`order`
- *    tells whether it started after a delivery arrived). Never in static data or logs.
+ *    database query and a decrypt. Deliveries arriving together share one read (`startedAt`,
+ *    on the monotonic clock, tells whether it started after a delivery arrived). Never in static data or logs.
  */
-type CredentialRead = { read: Promise<ICredentialDataDecryptedObject>; order: number };
+type CredentialRead = { read: Promise<ICredentialDataDecryptedObject>; startedAt: number };
 export const credentials = keptInProcess('credentials kept for deliveries', '1,000 triggers, 5 s each', new Kept<CredentialRead>(1_000, CREDENTIAL_KEPT_MS));
 
 /**
@@ -107,7 +107,3 @@ export interface TriggerState {
 	stale?: { reason: 'signingKeyChanged' | 'subscriptionDisabled' | 'subscriptionDeleted'; keys: string[] };
 }
 export const triggers = keptInProcess('subscription checks of each trigger', '1,000 triggers, an hour each', new Kept<TriggerState>(1_000, 60 * 60_000));
-
-/** Order of arrivals and credential reads: a read serves a delivery only when it started after the delivery arrived. */
-let sequence = 0;
-export const nextInOrder = () => ++sequence;

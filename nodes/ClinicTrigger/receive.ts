@@ -16,7 +16,7 @@ import { EVENT_QUERY_PARAMETER, pathOf } from '../shared/urls';
 import { DEFAULT_DUPLICATE_WINDOW_MINUTES } from './description';
 import type { DuplicateCheck } from './description';
 import { EVENT_LOG_CHECK_MS, EVENT_LOG_READ_MS, REPEAT_ANSWER, placeDelivery } from './duplicateCheck';
-import { MAX_WINDOW_MS, credentials, nextInOrder, taken } from './memory';
+import { MAX_WINDOW_MS, credentials, taken } from './memory';
 import { findStoppedSubscriptions, mayResubscribeUnverified, resubscribe, subscribedSince } from './resubscribe';
 import { DEFAULT_SIGNATURE_HEADER, deliveryIdOf, sha256Hex, verifyDelivery } from './signature';
 import type { VerificationMode } from './signature';
@@ -84,15 +84,16 @@ async function rawBodyOf(ctx: IWebhookFunctions): Promise<Buffer> {
 /** The credential: the one read in the last CREDENTIAL_KEPT_MS, or with `fresh` one read after the delivery `arrived`. */
 async function credentialFor(key: string, arrived: number, fresh: boolean, read: () => Promise<ICredentialDataDecryptedObject>) {
 	const kept = credentials.get(key);
-	if (kept && (!fresh || kept.order > arrived)) return { value: await kept.read, earlier: kept.order < arrived };
-	const entry = { read: read(), order: nextInOrder() };
+	// Same instant: counted as before the arrival (one read too many rather than a stale one).
+	if (kept && (!fresh || kept.startedAt > arrived)) return { value: await kept.read, earlier: kept.startedAt <= arrived };
+	const entry = { read: read(), startedAt: performance.now() };
 	credentials.set(key, entry);
 	entry.read.catch(() => credentials.get(key) === entry && credentials.delete(key));
 	return { value: await entry.read, earlier: false };
 }
 
 export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-	const arrived = nextInOrder();
+	const arrived = performance.now();
 	const raw = await rawBodyOf(this);
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	const node = this.getNode();
