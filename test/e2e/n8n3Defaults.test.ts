@@ -83,10 +83,16 @@ describe(`n8n 3 defaults on n8n ${N8N_VERSIONS.v2} in queue mode: manual runs on
 	}
 
 	async function finishedExecution(workflowId: string, id: string): Promise<Execution> {
+		// What the main's list said last: a timeout then tells a slow list from a lost execution.
+		let lastSeen = 'not listed';
 		return await waitFor(
 			`execution ${id} of workflow ${workflowId} to finish`,
-			async () => (await cluster.main.listExecutions(workflowId)).find((e) => String(e.id) === String(id) && !['running', 'new', 'waiting'].includes(e.status)),
-			{ timeoutMs: 90_000, intervalMs: 300, onTimeout: () => cluster.logTails() },
+			async () => {
+				const execution = (await cluster.main.listExecutions(workflowId)).find((e) => String(e.id) === String(id));
+				lastSeen = execution ? `listed as ${execution.status}` : 'not listed';
+				return execution && !['running', 'new', 'waiting'].includes(execution.status) ? execution : undefined;
+			},
+			{ timeoutMs: 90_000, intervalMs: 300, onTimeout: () => `the main's execution list last showed it ${lastSeen}\n${cluster.logTails()}` },
 		);
 	}
 
