@@ -107,6 +107,11 @@ export class N8nContext {
 		return this.major >= 2 || !this.e2eMode;
 	}
 
+	/** Queue mode (`EXECUTIONS_MODE=queue`): a main enqueues, workers run the executions. */
+	get queueMode(): boolean {
+		return { ...this.options.env, ...this.addedEnv }.EXECUTIONS_MODE === 'queue';
+	}
+
 	/** Environment of an n8n process of this context (with a fresh task-broker port). */
 	async env(extra?: Record<string, string | undefined>): Promise<NodeJS.ProcessEnv> {
 		return n8nEnv(this.version, this.userFolder, this.port, {

@@ -358,9 +358,15 @@ export class N8nServer extends LoggedProcess {
 
 	// ------------------------------------------------------------------ executions
 
-	/** All executions of a workflow, newest first, with their data. */
+	/**
+	 * All executions of a workflow, newest first, with their data. In queue mode they come from
+	 * the REST API, as the editor's list does: the public API leaves out what the main holds as
+	 * running, and a main can hold a run a worker finished as running until it restarts (Bull's
+	 * `job.finished()` never answers for a job that completed and was removed before it looked,
+	 * OptimalBits/bull#1906, and n8n removes completed jobs by default).
+	 */
 	async listExecutions(workflowId: string, options: { includeData?: boolean; status?: string } = {}): Promise<Execution[]> {
-		if (!this.ctx.publicApi) return await this.listExecutionsRest(workflowId, options);
+		if (!this.ctx.publicApi || this.ctx.queueMode) return await this.listExecutionsRest(workflowId, options);
 		const executions: Execution[] = [];
 		let cursor: string | undefined;
 		do {
@@ -381,23 +387,29 @@ export class N8nServer extends LoggedProcess {
 		return executions;
 	}
 
-	/** listExecutions through the REST API (1.x in end-to-end mode), newest first. */
+	/** listExecutions through the REST API (1.x in end-to-end mode, queue mode), newest first. */
 	private async listExecutionsRest(
 		workflowId: string,
 		options: { includeData?: boolean; status?: string },
 	): Promise<Execution[]> {
 		const summaries: Execution[] = [];
-		let lastId: string | undefined;
+		let next: ['cursor' | 'lastId', string] | undefined;
 		for (;;) {
 			const filter: Record<string, unknown> = { workflowId };
 			if (options.status) filter.status = [options.status];
 			const query = new URLSearchParams({ filter: JSON.stringify(filter), limit: '100' });
-			if (lastId) query.set('lastId', lastId);
-			const page = await this.rest<{ results: Execution[] }>('GET', `/executions?${query.toString()}`);
+			if (next) query.set(...next);
+			const page = await this.rest<{ results: Execution[]; nextCursor?: string | null }>('GET', `/executions?${query.toString()}`);
 			const fresh = notListedYet(page.results, summaries);
-			if (fresh.length === 0) break;
 			summaries.push(...fresh);
-			lastId = String(Math.min(...fresh.map((e) => Number(e.id))));
+			// 2.x pages by its cursor (and refuses lastId); 1.x by the lowest id seen.
+			if (page.nextCursor !== undefined) {
+				if (!page.nextCursor) break;
+				next = ['cursor', page.nextCursor];
+			} else {
+				if (fresh.length === 0) break;
+				next = ['lastId', String(Math.min(...fresh.map((e) => Number(e.id))))];
+			}
 		}
 		summaries.sort((a, b) => Number(b.id) - Number(a.id));
 		if (options.includeData === false) return summaries;
@@ -418,15 +430,14 @@ export class N8nServer extends LoggedProcess {
 	 * waiting) and returns them, newest first.
 	 */
 	async waitForExecutions(workflowId: string, count: number, options: { timeoutMs?: number } = {}): Promise<Execution[]> {
-		return await waitFor(
+		const finished = (executions: Execution[]) => executions.filter((e) => !['running', 'new', 'waiting'].includes(e.status));
+		// Their data is read once, when enough have finished.
+		await waitFor(
 			`${count} execution(s) of workflow ${workflowId}`,
-			async () => {
-				const all = await this.listExecutions(workflowId);
-				const done = all.filter((e) => !['running', 'new', 'waiting'].includes(e.status));
-				return done.length >= count ? done : undefined;
-			},
+			async () => (finished(await this.listExecutions(workflowId, { includeData: false })).length >= count ? true : undefined),
 			{ timeoutMs: options.timeoutMs ?? 60_000, intervalMs: 300, onTimeout: () => this.logTail(40) },
 		);
+		return finished(await this.listExecutions(workflowId));
 	}
 }
 
