@@ -7,7 +7,7 @@
  * Trigger delivery (answered within seconds, run exactly once). Timeout is 3 s throughout.
  */
 import type { Fault, RequestLogEntry, Simulator } from '../simulator';
-import { N8N_VERSIONS, nodeJson, runManually, type Execution, type N8nServer, type WorkflowImport, type WorkflowRun } from './harness';
+import { isFinished, N8N_VERSIONS, nodeJson, runManually, type Execution, type N8nServer, type WorkflowImport, type WorkflowRun } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { eventLogWorkflow } from './support/eventLog';
 import { settledRuns } from './support/runs';
@@ -304,7 +304,7 @@ describe.each(setups)('a misbehaving service, n8n %s', (_label, version) => {
 					.filter((e) => e.status === 'success')
 					.flatMap((e) => nodeJson(e, EVENT_LOG_NODE).map((json) => json.eventId as number));
 			const finished = async () =>
-				(await server.listExecutions(eventLogId)).filter((e) => !['running', 'new', 'waiting'].includes(e.status));
+				(await server.listExecutions(eventLogId)).filter(isFinished);
 
 			const expected: number[] = [];
 			const problems: string[] = [];

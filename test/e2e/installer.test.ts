@@ -38,6 +38,7 @@ import {
 	ALL_N8N_VERSIONS,
 	importCredentials,
 	importWorkflows,
+	isFinished,
 	nodeJson,
 	nodesFolder,
 	packRelease,
@@ -112,7 +113,7 @@ function actionWorkflow(): WorkflowImport {
 	};
 }
 
-const finished = (executions: Execution[]) => executions.filter((e) => !['running', 'new', 'waiting'].includes(e.status));
+const finished = (executions: Execution[]) => executions.filter(isFinished);
 
 /** How many executions started with each event id (trigger node `node`). */
 function runsPerEvent(executions: Execution[], node: string): Map<number, number> {

@@ -16,6 +16,7 @@
  */
 import type { Simulator } from '../simulator';
 import {
+	isFinished,
 	N8N_VERSIONS,
 	nodeJson,
 	waitFor,
@@ -82,17 +83,17 @@ describe(`n8n 3 defaults on n8n ${N8N_VERSIONS.v2} in queue mode: manual runs on
 		return await cluster.main.rest('POST', `/workflows/${workflowId}/run`, { triggerToStartFrom: { name: trigger } });
 	}
 
-	async function finishedExecution(workflowId: string, id: string): Promise<Execution> {
-		// What the main's list said last: a timeout then tells a slow list from a lost execution.
-		let lastSeen = 'not listed';
+	async function finishedExecution(id: string): Promise<Execution> {
+		// The status n8n answered last: a timeout then tells a slow run from a lost one.
+		let lastSeen = 'no answer yet';
 		return await waitFor(
-			`execution ${id} of workflow ${workflowId} to finish`,
+			`execution ${id} to finish`,
 			async () => {
-				const execution = (await cluster.main.listExecutions(workflowId)).find((e) => String(e.id) === String(id));
-				lastSeen = execution ? `listed as ${execution.status}` : 'not listed';
-				return execution && !['running', 'new', 'waiting'].includes(execution.status) ? execution : undefined;
+				const execution = await cluster.main.getExecution(id);
+				lastSeen = execution.status;
+				return isFinished(execution) && execution.data ? execution : undefined;
 			},
-			{ timeoutMs: 90_000, intervalMs: 300, onTimeout: () => `the main's execution list last showed it ${lastSeen}\n${cluster.logTails()}` },
+			{ timeoutMs: 90_000, intervalMs: 300, onTimeout: () => `n8n last answered it ${lastSeen}\n${cluster.logTails()}` },
 		);
 	}
 
@@ -101,7 +102,7 @@ describe(`n8n 3 defaults on n8n ${N8N_VERSIONS.v2} in queue mode: manual runs on
 		n8n.run(async () => {
 			const { executionId } = await runManually(manualId, MANUAL_TRIGGER);
 			expect(executionId).toBeDefined();
-			const execution = await finishedExecution(manualId, executionId!);
+			const execution = await finishedExecution(executionId!);
 			expect(execution.status).toBe('success');
 			expect(execution.mode).toBe('manual');
 			expect(nodeJson(execution, CLINIC)).toEqual([expect.objectContaining({ id: 1 })]);
@@ -116,7 +117,7 @@ describe(`n8n 3 defaults on n8n ${N8N_VERSIONS.v2} in queue mode: manual runs on
 			const newest = await sim.emit('consultation', 'consultation-finished', { id: 901 });
 			const { executionId } = await runManually(eventLogId, EVENT_LOG_TRIGGER);
 			expect(executionId).toBeDefined();
-			const execution = await finishedExecution(eventLogId, executionId!);
+			const execution = await finishedExecution(executionId!);
 			expect(execution.status).toBe('success');
 			expect(nodeJson(execution, EVENT_LOG_TRIGGER)).toEqual([expect.objectContaining({ eventId: newest.id, value: { id: 901 } })]);
 			expect(cluster.workerOf(executionId!)).toBe(0);

@@ -6,7 +6,7 @@
  */
 import { N8nHarnessError } from './context';
 import type { ExecuteResult, WorkflowImport, WorkflowRun } from './cli';
-import { waitFor, type N8nServer } from './server';
+import { isFinished, waitFor, type N8nServer } from './server';
 
 const MANUAL_TRIGGER = 'n8n-nodes-base.manualTrigger';
 /** n8n's own check of fixed record IDs, which gives up after 250 ms of wall-clock time. */
@@ -50,7 +50,7 @@ export async function runManually(
 		`manual run ${answer.executionId} of workflow ${workflowId} to end`,
 		async () => {
 			const current = await server.getExecution(answer.executionId!);
-			return ['running', 'new', 'waiting'].includes(current.status) || !current.data ? undefined : current;
+			return isFinished(current) && current.data ? current : undefined;
 		},
 		{ timeoutMs: options.timeoutMs ?? 3 * 60_000, intervalMs: 250, onTimeout: () => server.logTail(60) },
 	);

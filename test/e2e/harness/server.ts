@@ -62,6 +62,9 @@ export interface Execution {
 	[key: string]: unknown;
 }
 
+/** The run is over: not running, not queued, not waiting. */
+export const isFinished = (execution: Execution): boolean => !['running', 'new', 'waiting'].includes(execution.status);
+
 export interface StartOptions {
 	/** Wait for n8n's status endpoint and the "Editor is now accessible" line (default 3 minutes). */
 	timeoutMs?: number;
@@ -413,7 +416,18 @@ export class N8nServer extends LoggedProcess {
 		}
 		summaries.sort((a, b) => Number(b.id) - Number(a.id));
 		if (options.includeData === false) return summaries;
-		return await Promise.all(summaries.map(async (summary) => await this.getExecution(summary.id)));
+		return await Promise.all(summaries.map(async (summary) => await this.finishedOrFresh(summary)));
+	}
+
+	/** Finished executions, read once each: the REST list has no data, and a finished run no longer changes. */
+	private readonly finishedExecutions = new Map<string, Execution>();
+
+	private async finishedOrFresh(summary: Execution): Promise<Execution> {
+		const known = this.finishedExecutions.get(String(summary.id));
+		if (known && isFinished(summary)) return known;
+		const execution = await this.getExecution(summary.id);
+		if (isFinished(execution) && execution.data) this.finishedExecutions.set(String(execution.id), execution);
+		return execution;
 	}
 
 	/** One execution with its data, through the REST API (both versions, any mode). */
@@ -430,7 +444,7 @@ export class N8nServer extends LoggedProcess {
 	 * waiting) and returns them, newest first.
 	 */
 	async waitForExecutions(workflowId: string, count: number, options: { timeoutMs?: number } = {}): Promise<Execution[]> {
-		const finished = (executions: Execution[]) => executions.filter((e) => !['running', 'new', 'waiting'].includes(e.status));
+		const finished = (executions: Execution[]) => executions.filter(isFinished);
 		// Their data is read once, when enough have finished.
 		await waitFor(
 			`${count} execution(s) of workflow ${workflowId}`,

@@ -2,7 +2,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import type { Simulator } from '../../simulator';
-import { nodeJson, nodesThatRan, waitFor, type Execution, type N8nServer, type WorkflowImport } from '../harness';
+import { isFinished, nodeJson, nodesThatRan, waitFor, type Execution, type N8nServer, type WorkflowImport } from '../harness';
 import { DEMO_CREDENTIAL_IDS } from './examples';
 
 /** The trigger node's name, to read what it emitted from an execution. */
@@ -52,7 +52,7 @@ export function eventLogWorkflow(
  * starts waiting on the job: the outcome is stored, the status never updated.)
  */
 const going = (execution: Execution, triggerNode: string) =>
-	['running', 'new', 'waiting'].includes(execution.status) && !nodesThatRan(execution).includes(triggerNode);
+	!isFinished(execution) && !nodesThatRan(execution).includes(triggerNode);
 
 /** Sequence number of the newest read of the event log (GET /events) the service answered with a page, 0 before any. */
 export function lastEventLogRead(sim: Simulator): number {

@@ -13,7 +13,7 @@ import { isDeepStrictEqual } from 'node:util';
 
 import { answeredAsRepeat } from '../../../nodes/ClinicTrigger/duplicateCheck';
 import type { EventDeliveries, EventRecord, Simulator } from '../../simulator';
-import { nodeJson, waitFor, type Execution, type N8nServer } from '../harness';
+import { isFinished, nodeJson, waitFor, type Execution, type N8nServer } from '../harness';
 
 /** How many of these answers n8n gave to a delivery it accepted as new (each starts a run). */
 export function acceptedAsNew(answers: Array<{ status: number | null; text: string }>): number {
@@ -37,7 +37,7 @@ export async function storedRuns(
 		`${accepted} finished run(s) of workflow ${workflowId}`,
 		async () => {
 			const all = await server.listExecutions(workflowId);
-			const going = all.filter((execution) => ['running', 'new', 'waiting'].includes(execution.status));
+			const going = all.filter((execution) => !isFinished(execution));
 			const picked = all.filter(isRunOf);
 			seen = `at the last look: ${all.length} execution(s), ${picked.length} of them runs of these events, ${going.length} not finished (${going.map((e) => `${e.id} ${e.status}`).join(', ')})`;
 			return going.length === 0 && picked.length >= accepted ? picked : undefined;
