@@ -76,10 +76,10 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	# the simulator. The files that keep a core busy (the burst, queue mode's cluster, the
 	# browser, the trigger's restarts) are spread so that at most two run at once, and each
 	# lane starts with its longest file.
-	burst="clinicTriggerBurst.test.ts queueMode.test.ts getBody.test.ts"
+	burst="clinicTriggerBurst.test.ts queueMode.test.ts getBody.test.ts strictService.test.ts"
 	faults="faults.test.ts clinicActions.test.ts patientData.test.ts"
 	polls="eventLogTrigger.test.ts n8n3Defaults.test.ts installer.test.ts harness.test.ts"
-	editor="editorBrowser.test.ts triggerResubscribe.test.ts clinicTrigger.test.ts demo.test.ts parallelRequests.test.ts strictService.test.ts aiAgent.test.ts mcp.test.ts unverifiedPackages.test.ts signInFailures.test.ts"
+	editor="editorBrowser.test.ts triggerResubscribe.test.ts clinicTrigger.test.ts demo.test.ts parallelRequests.test.ts aiAgent.test.ts mcp.test.ts unverifiedPackages.test.ts signInFailures.test.ts"
 	# Every test file is in exactly one lane (a file left out would never run).
 	for file in test/e2e/*.test.ts; do
 		count=$(printf '%s\n' $burst $faults $polls $editor | grep -cx "$(basename "$file")")
