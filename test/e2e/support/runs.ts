@@ -33,11 +33,21 @@ export async function storedRuns(
 	timeoutMs = 90_000,
 ): Promise<Execution[]> {
 	let seen = 'nothing listed yet';
+	// The runs' data is read only when nothing is going and new runs were stored since the last
+	// read: a list with every run's data on each look costs n8n more than the runs themselves.
+	let readWithData = -1;
 	return await waitFor(
 		`${accepted} finished run(s) of workflow ${workflowId}`,
 		async () => {
+			const listed = await server.listExecutions(workflowId, { includeData: false });
+			const goingNow = listed.filter((execution) => !isFinished(execution));
+			if (goingNow.length > 0 || listed.length === readWithData) {
+				if (goingNow.length > 0) seen = `at the last look: ${listed.length} execution(s), ${goingNow.length} not finished (${goingNow.map((e) => `${e.id} ${e.status}`).join(', ')})`;
+				return undefined;
+			}
 			const all = await server.listExecutions(workflowId);
 			const going = all.filter((execution) => !isFinished(execution));
+			readWithData = going.length === 0 ? all.length : -1;
 			const picked = all.filter(isRunOf);
 			seen = `at the last look: ${all.length} execution(s), ${picked.length} of them runs of these events, ${going.length} not finished (${going.map((e) => `${e.id} ${e.status}`).join(', ')})`;
 			return going.length === 0 && picked.length >= accepted ? picked : undefined;
