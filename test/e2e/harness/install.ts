@@ -96,10 +96,17 @@ function newestMtime(dir: string): number {
 	return newest;
 }
 
-/** True when dist/ is missing or older than a source file of nodes/ or credentials/. */
+/** What `npm run build` reads: a newer one makes dist/ stale. */
+const BUILD_INPUTS = ['package.json', 'tsconfig.build.json', 'gulpfile.js'];
+
+/** True when dist/ is missing or older than a source file of nodes/ or credentials/ or the build's own files. */
 export function buildIsStale(): boolean {
 	const built = newestMtime(join(REPO_ROOT, 'dist'));
-	const sources = Math.max(newestMtime(join(REPO_ROOT, 'nodes')), newestMtime(join(REPO_ROOT, 'credentials')));
+	const sources = Math.max(
+		newestMtime(join(REPO_ROOT, 'nodes')),
+		newestMtime(join(REPO_ROOT, 'credentials')),
+		...BUILD_INPUTS.map((file) => (existsSync(join(REPO_ROOT, file)) ? statSync(join(REPO_ROOT, file)).mtimeMs : 0)),
+	);
 	return built === 0 || built < sources;
 }
 
@@ -107,7 +114,8 @@ export function buildIsStale(): boolean {
  * `npm pack` of this repository into `outDir` (once per test file): the tarball a user
  * gets from the registry. Runs `npm run build` first when `build` is true, or by default
  * when dist/ is missing or older than the sources. (The repository's .npmrc sets
- * ignore-scripts, so `prepack` would not build by itself.)
+ * ignore-scripts, so `prepack` would not build by itself.) A build empties dist/ first, so
+ * it must not run while another process packs: `npm run test:all` builds once, before.
  */
 export function packRepository(outDir: string, options: { build?: boolean } = {}): string {
 	if (packed && existsSync(packed)) return packed;
