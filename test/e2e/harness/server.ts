@@ -401,7 +401,15 @@ export class N8nServer extends LoggedProcess {
 			const filter: Record<string, unknown> = { workflowId };
 			if (options.status) filter.status = [options.status];
 			const query = new URLSearchParams({ filter: JSON.stringify(filter), limit: '100' });
-			if (next) query.set(...next);
+			if (this.ctx.major === 1) {
+				// 1.x pages by id only when given both ends of the range. Otherwise it sorts finished runs
+				// by start time, and a run that started before the page's runs, with a higher id than
+				// one of them, falls between pages (24 of 158 runs went unlisted in a CI run).
+				query.set('firstId', '0');
+				query.set('lastId', next?.[1] ?? String(Number.MAX_SAFE_INTEGER));
+			} else if (next) {
+				query.set(...next);
+			}
 			const page = await this.rest<{ results: Execution[]; nextCursor?: string | null }>('GET', `/executions?${query.toString()}`);
 			const fresh = notListedYet(page.results, summaries);
 			summaries.push(...fresh);
