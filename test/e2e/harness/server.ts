@@ -406,7 +406,8 @@ export class N8nServer extends LoggedProcess {
 				// by start time, and a run that started before the page's runs, with a higher id than
 				// one of them, falls between pages (24 of 158 runs went unlisted in a CI run).
 				query.set('firstId', '0');
-				query.set('lastId', next?.[1] ?? String(Number.MAX_SAFE_INTEGER));
+				// The highest id PostgreSQL's integer column holds (a larger number is an error there).
+				query.set('lastId', next?.[1] ?? String(2 ** 31 - 1));
 			} else if (next) {
 				query.set(...next);
 			}
