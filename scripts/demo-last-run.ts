@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 
 import { nodesThatRan, nodeJson } from '../test/e2e/harness/cli';
-import type { Execution } from '../test/e2e/harness/server';
+import type { Execution } from '../test/e2e/harness/executions';
 import { DEMO_SESSION_FILE, type DemoSession } from './demo-session';
 
 function summary(execution: Execution, node: string): string {

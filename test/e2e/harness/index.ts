@@ -8,6 +8,8 @@
  *   context.ts   createN8nContext(options) -> N8nContext (temp folder, logs, port, processes)
  *   cli.ts       importCredentials, importWorkflow(s), executeWorkflow, nodeItems/nodeJson
  *   manualRun.ts runManually(server, id): a run from the Manual Trigger in a running n8n
+ *   waitFor.ts   waitFor(what, check): bounded polling
+ *   executions.ts Execution, readExecutionsWhen(server, id, …): listed without data, read once
  *   server.ts    startN8n(ctx) -> N8nServer: owner, API key, activate/deactivate,
  *                publication status, executions, webhooks
  *   jest.ts      useN8nContext(options): beforeAll/afterAll + logs on failure
@@ -21,6 +23,8 @@ export * from './env';
 export * from './package';
 export * from './context';
 export * from './cli';
+export * from './waitFor';
+export * from './executions';
 export * from './server';
 export * from './manualRun';
 export * from './jest';

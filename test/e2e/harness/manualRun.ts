@@ -6,7 +6,9 @@
  */
 import { N8nHarnessError } from './context';
 import type { ExecuteResult, WorkflowImport, WorkflowRun } from './cli';
-import { isFinished, waitFor, type N8nServer } from './server';
+import { isFinished } from './executions';
+import type { N8nServer } from './server';
+import { waitFor } from './waitFor';
 
 const MANUAL_TRIGGER = 'n8n-nodes-base.manualTrigger';
 /** n8n's own check of fixed record IDs, which gives up after 250 ms of wall-clock time. */

@@ -20,7 +20,8 @@ import type { AddressInfo } from 'node:net';
 import { N8nHarnessError, type N8nContext } from './context';
 import { getFreePort } from './env';
 import { LoggedProcess } from './processes';
-import { answersStatus, startN8n, waitFor, fatal, type N8nServer } from './server';
+import { answersStatus, startN8n, type N8nServer } from './server';
+import { fatal, waitFor } from './waitFor';
 import { startQueueServices, type QueueServices } from './services';
 
 /** A running `n8n worker` or `n8n webhook`. */

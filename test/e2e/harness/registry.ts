@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 
 import { REPO_ROOT } from './install';
 import { readLog, spawnLogged, stopProcess, tailFile } from './processes';
-import { waitFor, fatal } from './server';
+import { fatal, waitFor } from './waitFor';
 import { N8nHarnessError } from './context';
 import { getFreePort } from './env';
 

@@ -18,9 +18,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
-import type { RunExecutionData } from './cli';
 import { N8nHarnessError, type N8nContext } from './context';
+import { isFinished, readExecutionsWhen, type Execution } from './executions';
 import { LoggedProcess } from './processes';
+import { fatal, waitFor } from './waitFor';
 
 export const DEFAULT_OWNER = {
 	email: 'owner@clinic-e2e.test',
@@ -49,22 +50,6 @@ export interface PublicationStatus {
 	triggers: Array<{ nodeId: string; status: string; errorMessage?: string | null }>;
 }
 
-/** An execution as the public API returns it with includeData=true. */
-export interface Execution {
-	id: string | number;
-	workflowId: string;
-	mode: string;
-	status: string;
-	finished: boolean;
-	startedAt: string;
-	stoppedAt: string | null;
-	data?: RunExecutionData | null;
-	[key: string]: unknown;
-}
-
-/** The run is over: not running, not queued, not waiting. */
-export const isFinished = (execution: Execution): boolean => !['running', 'new', 'waiting'].includes(execution.status);
-
 export interface StartOptions {
 	/** Wait for n8n's status endpoint and the "Editor is now accessible" line (default 3 minutes). */
 	timeoutMs?: number;
@@ -88,40 +73,6 @@ export interface HttpResponse<T = unknown> {
 	body: T;
 	headers: Headers;
 	text: string;
-}
-
-/** Marks an error so that `waitFor` stops polling and throws it. */
-export function fatal<E extends Error>(error: E): E & { fatal: true } {
-	return Object.assign(error, { fatal: true as const });
-}
-
-const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Polls `check` every `intervalMs` until it returns a value other than undefined.
- * Errors thrown by `check` are retried, except those with `fatal: true` (see `fatal`).
- */
-export async function waitFor<T>(
-	what: string,
-	check: () => Promise<T | undefined>,
-	options: { timeoutMs?: number; intervalMs?: number; onTimeout?: () => string } = {},
-): Promise<T> {
-	const deadline = Date.now() + (options.timeoutMs ?? 60_000);
-	let lastError: unknown;
-	for (;;) {
-		try {
-			const value = await check();
-			if (value !== undefined) return value;
-		} catch (error) {
-			if ((error as { fatal?: boolean }).fatal) throw error;
-			lastError = error;
-		}
-		if (Date.now() > deadline) {
-			const detail = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
-			throw new N8nHarnessError(`timed out waiting for ${what}${detail}`, options.onTimeout?.());
-		}
-		await sleep(options.intervalMs ?? 250);
-	}
 }
 
 /** A running `n8n start`. */
@@ -396,7 +347,9 @@ export class N8nServer extends LoggedProcess {
 		options: { includeData?: boolean; status?: string },
 	): Promise<Execution[]> {
 		const summaries: Execution[] = [];
-		let next: ['cursor' | 'lastId', string] | undefined;
+		// 2.x pages by its cursor (and refuses lastId); 1.x by the lowest id seen.
+		let cursor: string | undefined;
+		let lastId: string | undefined;
 		for (;;) {
 			const filter: Record<string, unknown> = { workflowId };
 			if (options.status) filter.status = [options.status];
@@ -407,20 +360,19 @@ export class N8nServer extends LoggedProcess {
 				// one of them, falls between pages (24 of 158 runs went unlisted in a CI run).
 				query.set('firstId', '0');
 				// The highest id PostgreSQL's integer column holds (a larger number is an error there).
-				query.set('lastId', next?.[1] ?? String(2 ** 31 - 1));
-			} else if (next) {
-				query.set(...next);
+				query.set('lastId', lastId ?? String(2 ** 31 - 1));
+			} else if (cursor) {
+				query.set('cursor', cursor);
 			}
 			const page = await this.rest<{ results: Execution[]; nextCursor?: string | null }>('GET', `/executions?${query.toString()}`);
 			const fresh = notListedYet(page.results, summaries);
 			summaries.push(...fresh);
-			// 2.x pages by its cursor (and refuses lastId); 1.x by the lowest id seen.
 			if (page.nextCursor !== undefined) {
 				if (!page.nextCursor) break;
-				next = ['cursor', page.nextCursor];
+				cursor = page.nextCursor;
 			} else {
 				if (fresh.length === 0) break;
-				next = ['lastId', String(Math.min(...fresh.map((e) => Number(e.id))))];
+				lastId = String(Math.min(...fresh.map((e) => Number(e.id))));
 			}
 		}
 		summaries.sort((a, b) => Number(b.id) - Number(a.id));
@@ -454,13 +406,12 @@ export class N8nServer extends LoggedProcess {
 	 */
 	async waitForExecutions(workflowId: string, count: number, options: { timeoutMs?: number } = {}): Promise<Execution[]> {
 		const finished = (executions: Execution[]) => executions.filter(isFinished);
-		// Their data is read once, when enough have finished.
-		await waitFor(
-			`${count} execution(s) of workflow ${workflowId}`,
-			async () => (finished(await this.listExecutions(workflowId, { includeData: false })).length >= count ? true : undefined),
-			{ timeoutMs: options.timeoutMs ?? 60_000, intervalMs: 300, onTimeout: () => this.logTail(40) },
-		);
-		return finished(await this.listExecutions(workflowId));
+		return await readExecutionsWhen(this, workflowId, `${count} execution(s) of workflow ${workflowId}`, {
+			ready: (listed) => finished(listed).length >= count,
+			pick: (executions) => (finished(executions).length >= count ? finished(executions) : undefined),
+			timeoutMs: options.timeoutMs ?? 60_000,
+			detail: () => this.logTail(40),
+		});
 	}
 }
 

@@ -13,7 +13,7 @@ import { isDeepStrictEqual } from 'node:util';
 
 import { answeredAsRepeat } from '../../../nodes/ClinicTrigger/duplicateCheck';
 import type { EventDeliveries, EventRecord, Simulator } from '../../simulator';
-import { isFinished, nodeJson, waitFor, type Execution, type N8nServer } from '../harness';
+import { isFinished, nodeJson, readExecutionsWhen, type Execution, type N8nServer } from '../harness';
 
 /** How many of these answers n8n gave to a delivery it accepted as new (each starts a run). */
 export function acceptedAsNew(answers: Array<{ status: number | null; text: string }>): number {
@@ -32,28 +32,17 @@ export async function storedRuns(
 	accepted: number,
 	timeoutMs = 90_000,
 ): Promise<Execution[]> {
-	let seen = 'nothing listed yet';
-	// The runs' data is read only when nothing is going and new runs were stored since the last
-	// read: a list with every run's data on each look costs n8n more than the runs themselves.
-	let readWithData = -1;
-	return await waitFor(
-		`${accepted} finished run(s) of workflow ${workflowId}`,
-		async () => {
-			const listed = await server.listExecutions(workflowId, { includeData: false });
-			const goingNow = listed.filter((execution) => !isFinished(execution));
-			if (goingNow.length > 0 || listed.length === readWithData) {
-				if (goingNow.length > 0) seen = `at the last look: ${listed.length} execution(s), ${goingNow.length} not finished (${goingNow.map((e) => `${e.id} ${e.status}`).join(', ')})`;
-				return undefined;
-			}
-			const all = await server.listExecutions(workflowId);
-			const going = all.filter((execution) => !isFinished(execution));
-			readWithData = going.length === 0 ? all.length : -1;
-			const picked = all.filter(isRunOf);
-			seen = `at the last look: ${all.length} execution(s), ${picked.length} of them runs of these events, ${going.length} not finished (${going.map((e) => `${e.id} ${e.status}`).join(', ')})`;
-			return going.length === 0 && picked.length >= accepted ? picked : undefined;
+	let picked = 0;
+	return await readExecutionsWhen(server, workflowId, `${accepted} finished run(s) of workflow ${workflowId}`, {
+		ready: (listed) => listed.every(isFinished),
+		pick: (executions) => {
+			const runs = executions.filter(isRunOf);
+			picked = runs.length;
+			return executions.every(isFinished) && runs.length >= accepted ? runs : undefined;
 		},
-		{ timeoutMs, intervalMs: 300, onTimeout: () => seen },
-	);
+		timeoutMs,
+		detail: () => `${picked} of them runs of these events at the last read with data`,
+	});
 }
 
 export interface SettledRuns {
