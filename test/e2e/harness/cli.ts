@@ -81,10 +81,11 @@ export interface ExecuteResult {
 	/** resultData.error.message, or why no run came out. */
 	errorMessage?: string;
 	/**
-	 * n8n 2.41 on Node 24 sometimes dies with SIGSEGV while exiting, after it printed and
-	 * stored the run (a V8 worker thread of its default 'vm' expression engine still
-	 * running when the process exits; 1.123 and N8N_EXPRESSION_ENGINE=legacy do not).
-	 * The run is complete then, so it counts; this flag records that it happened.
+	 * n8n 2.41 on Node 24 sometimes dies with SIGSEGV, or on a loaded machine SIGABRT, while
+	 * exiting, after it printed and stored the run (a V8 worker thread of its default 'vm'
+	 * expression engine still running when the process exits; 1.123 and
+	 * N8N_EXPRESSION_ENGINE=legacy do not). The run is complete then, so it counts; this flag
+	 * records that it happened.
 	 */
 	crashedOnExit: boolean;
 	stdout: string;
@@ -128,9 +129,9 @@ export function parseLastJson<T = unknown>(text: string): T | undefined {
 	return undefined;
 }
 
-/** Killed by SIGSEGV (see ExecuteResult.crashedOnExit), not by the harness's timeout. */
+/** Killed by SIGSEGV or SIGABRT (see ExecuteResult.crashedOnExit), not by the harness's timeout. */
 function crashedAfterOutput(result: { signal: NodeJS.Signals | null; exitCode: number | null; timedOut: boolean }) {
-	return !result.timedOut && (result.signal === 'SIGSEGV' || result.exitCode === 139);
+	return !result.timedOut && (result.signal === 'SIGSEGV' || result.signal === 'SIGABRT' || result.exitCode === 139 || result.exitCode === 134);
 }
 
 function writeInput(ctx: N8nContext, name: string, value: unknown): string {
