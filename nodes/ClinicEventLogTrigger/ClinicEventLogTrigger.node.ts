@@ -17,8 +17,8 @@ import { redactEvent } from '../shared/eventRecord';
 import { shapeTriggerItems } from '../shared/output';
 import { eventOutputProperties } from '../shared/outputProperties';
 import { timeoutMsOf } from '../shared/timeoutOption';
-import { cursorFromDate, cursorFromId, cursorFromNow, isCursor, poll } from './cursor';
-import type { Cursor } from './cursor';
+import { cursorFromDate, cursorFromId, cursorFromNow, isCursor, poll } from '../shared/eventCursor';
+import type { Cursor } from '../shared/eventCursor';
 import { DEFAULT_MAX_EVENTS_PER_POLL, MAX_EVENTS_PER_POLL_LIMIT, eventLogTriggerProperties } from './description';
 
 export class ClinicEventLogTrigger implements INodeType {

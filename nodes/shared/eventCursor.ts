@@ -1,5 +1,6 @@
 /**
- * Where the Event Log Trigger is in the event log, and how one poll finds what is new.
+ * Where a trigger is in the event log, and how one read finds what is new: the Event Log
+ * Trigger reads on its schedule, the Clinic Trigger when a delivery wakes it.
  *
  * Ids are the service's own integers, given in increasing order. The cursor says: every
  * id up to `floor` is handled, and of the ids above it, those in `seen` were emitted.
@@ -13,10 +14,10 @@
  * read again from further back. Ids seen in this poll are skipped, so a shifted page
  * repeats nothing.
  */
-import type { EventLog } from '../shared/eventLog';
-import type { EventFilter, EventRecord, ListOrder } from '../shared/eventRecord';
-import { DEFAULT_PAGE_SIZE } from '../shared/eventLog';
-import { orderOf } from '../shared/eventRecord';
+import type { EventLog } from './eventLog';
+import type { EventFilter, EventRecord, ListOrder } from './eventRecord';
+import { DEFAULT_PAGE_SIZE } from './eventLog';
+import { orderOf } from './eventRecord';
 
 /** Ids below the highest emitted one that are still watched for late arrivals. */
 export const LATE_ID_WINDOW = 100;
@@ -51,9 +52,12 @@ export function isCursor(value: unknown): value is Cursor {
 	);
 }
 
-/** A cursor that starts after the newest matching events present now ("from now"). */
-export async function cursorFromNow(log: EventLog, filters: EventFilter[], start: string): Promise<Cursor> {
-	const newest: EventRecord[] = [];
+/**
+ * A cursor that starts after the newest matching events present now ("from now"); with
+ * `keepFrom`, events created at or after that instant are left to be read.
+ */
+export async function cursorFromNow(log: EventLog, filters: EventFilter[], start: string, keepFrom?: Date): Promise<Cursor> {
+	let newest: EventRecord[] = [];
 	const offsets: Record<string, number> = {};
 	for (const filter of filters) {
 		const tail = await log.tail(filter, LATE_ID_WINDOW);
@@ -61,6 +65,7 @@ export async function cursorFromNow(log: EventLog, filters: EventFilter[], start
 		// Everything listed now is handled: the first poll may start at the last event (oldest-first logs).
 		if (tail.oldestFirstLength !== undefined) offsets[filterKey(filter)] = Math.max(0, tail.oldestFirstLength - 1);
 	}
+	if (keepFrom) newest = newest.filter((event) => createdBefore(event, keepFrom.getTime()));
 	const highest = newest.reduce((max, event) => Math.max(max, event.id), 0);
 	const floor = Math.max(0, highest - LATE_ID_WINDOW);
 	return { floor, seen: uniqueSorted(newest.map((event) => event.id).filter((id) => id > floor)), start, offsets };
@@ -74,6 +79,14 @@ export function cursorFromId(id: number, start: string): Cursor {
 /** A cursor that emits events created at or after this instant. */
 export function cursorFromDate(date: Date, start: string): Cursor {
 	return { floor: 0, seen: [], fromDate: date.toISOString(), start, offsets: {} };
+}
+
+/** Everything either cursor has handled (the first one's Start From and offsets). */
+export function mergeCursors(one: Cursor, other: Cursor): Cursor {
+	const floor = Math.max(one.floor, other.floor);
+	const seen = uniqueSorted([...one.seen, ...other.seen].filter((id) => id > floor));
+	const offsets = one.floor >= other.floor ? { ...other.offsets, ...one.offsets } : { ...one.offsets, ...other.offsets };
+	return { ...one, floor, seen, offsets };
 }
 
 function uniqueSorted(ids: number[]): number[] {
