@@ -8,7 +8,7 @@ import { DEFAULT_SIGNATURE_HEADER } from './signature';
 export const DEFAULT_DUPLICATE_WINDOW_MINUTES = 60;
 
 /** How a repeated delivery is told from a new event (see receive.ts). */
-export type DuplicateCheck = 'eventLog' | 'sameBody' | 'off';
+export type DuplicateCheck = 'eventLog' | 'eventId' | 'sameBody' | 'off';
 
 export const triggerProperties: INodeProperties[] = [
 	{
@@ -50,6 +50,12 @@ export const triggerProperties: INodeProperties[] = [
 						value: 'eventLog',
 						description:
 							"Looks each delivery up in the service's event log: a delivery of an event that already ran here starts nothing (also after a restart, or at another webhook processor), and distinct events with the same payload each start a run. Costs an event-log read, shared by deliveries arriving together.",
+					},
+					{
+						name: 'Event Log, by Event ID',
+						value: 'eventId',
+						description:
+							"Each delivery makes the trigger read the service's event log and run every event logged since the last run, each with its eventId, also those sent while n8n was down. Copies and re-sends start nothing.",
 					},
 					{
 						name: 'Same Body Within Window',

@@ -13,6 +13,9 @@ import { addressOf, insecureWebhookAddressMessage, isSecureUrl } from '../shared
 import { isCurrent, secretOf, storeSubscription, storedSubscriptions } from './storage';
 import type { StoredSubscription } from './storage';
 import { removalError } from './subscriptionErrors';
+import { isCursor } from '../shared/eventCursor';
+import { EventLog } from '../shared/eventLog';
+import { startingCursor, triggerFilters } from './runNewEvents';
 import { eventOfSubscription, readSetup, removeOurs, sameId, secretAgrees, selectedEventKeys, subscribe, topicPrefixOf } from './subscriptions';
 
 /** n8n gave this trigger an address, and it is https or the user allowed http for a local test. */
@@ -52,14 +55,39 @@ export async function checkExists(this: IHookFunctions): Promise<boolean> {
 }
 
 export async function create(this: IHookFunctions): Promise<boolean> {
+	// Read first: an event logged while subscribing runs with the first delivery.
+	await startCursor(this);
 	await subscribe(this);
 	return true;
+}
+
+/**
+ * Where the first delivery reads the log on from: the log's newest events now. A cursor
+ * already stored stays (n8n 1.x calls `create` again at start): what was logged while n8n
+ * was down runs with the first delivery.
+ */
+async function startCursor(ctx: IHookFunctions): Promise<void> {
+	const options = ctx.getNodeParameter('options', {}) as IDataObject;
+	const staticData = ctx.getWorkflowStaticData('node');
+	if (options.duplicateCheck !== 'eventId' || isCursor(staticData.cursor)) return;
+	const client = clientFor(ctx);
+	try {
+		const filters = await triggerFilters(selectedEventKeys(ctx), new Map(), client);
+		staticData.cursor = await startingCursor(new EventLog(ctx, client), filters);
+	} catch (error) {
+		throw new NodeOperationError(ctx.getNode(), `The Clinic Trigger cannot start: the event log could not be read (${(error as Error).message})`, {
+			description:
+				"The trigger reads the service's event log to know which events are new. Check that the Clinic credential can read events (its Test button, or the Clinic node's Event > Get Many), then activate again; or set Options > Duplicate Check to Off.",
+		});
+	}
 }
 
 export async function deleteSubscriptions(this: IHookFunctions): Promise<boolean> {
 	const setup = readSetup(this);
 	const { errors } = await removeOurs(setup);
 	if (errors.length > 0) throw removalError(setup.node, errors);
+	// The next activation starts from now.
+	delete setup.staticData.cursor;
 	return true;
 }
 

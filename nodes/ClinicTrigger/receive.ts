@@ -21,6 +21,7 @@ import { findStoppedSubscriptions, mayResubscribeUnverified, resubscribe, subscr
 import { DEFAULT_SIGNATURE_HEADER, deliveryIdOf, sha256Hex, verifyDelivery } from './signature';
 import type { VerificationMode } from './signature';
 import { eventsOfOldSigningKey, secretOf, storedSubscriptions } from './storage';
+import { runNewEvents } from './runNewEvents';
 
 /** Default largest body accepted, in bytes (1 MiB). Clinic payloads are a few KiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -147,16 +148,24 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const noKey = subscription && mode !== 'none' && !signingKey && !subscription.legacySecret;
 	if (noKey) this.logger.warn(`Clinic Trigger "${node.name}": the credential holds no webhook signing key, so deliveries cannot be verified. Save the credential, then deactivate and activate the workflow.`);
 	const oldKeyEvents = eventsOfOldSigningKey(stored, signingKey);
+	const byEventId = options.duplicateCheck === 'eventId';
+	const delivery = { trigger, client, stored, arrived };
 	if (!verified) {
 		// Subscribed with the previous key: resubscribe (at most once a minute from such
 		// deliveries: a forged one looks the same); this event is among those caught up.
 		if (!oldKeyEvents.includes(key) || !mayResubscribeUnverified(trigger)) return refuse(this, 401, { error: 'Unauthorized' });
+		if (byEventId) {
+			await resubscribe(this, { reason: 'signingKeyChanged', keys: oldKeyEvents }, stored, by);
+			return await runNewEvents(this, delivery);
+		}
 		return answer(this, 200, { received: true }, await resubscribe(this, { reason: 'signingKeyChanged', keys: oldKeyEvents }, stored, by));
 	}
 
 	// 4. A subscription the service stopped (or, without verification, a changed key).
 	const stale = oldKeyEvents.length > 0 ? { reason: 'signingKeyChanged' as const, keys: oldKeyEvents } : await findStoppedSubscriptions(this, client, stored, trigger);
 	const recovered = stale ? await resubscribe(this, stale, stored, by) : [];
+	// The log holds what the stale subscription missed: it runs with this delivery's events.
+	if (byEventId) return await runNewEvents(this, delivery);
 	if (stale?.reason === 'signingKeyChanged' && stale.keys.includes(key)) return answer(this, 200, { received: true }, recovered);
 	// Only without a stored subscription (verification "none"): the topic from the credential.
 	const topic = subscription?.topic || fullTopic((await client.integrationSettings()).topicPrefix, event.suffix);

@@ -3,7 +3,7 @@
  * are read, what an answer looks like, how an event is shown to users, and where each log
  * ended when this process last looked.
  */
-import type { IDataObject, IExecuteFunctions, IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, IHookFunctions, IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { ClinicClient } from './transport';
@@ -12,7 +12,7 @@ import type { EventPage, KnownEnd } from './eventLogEnds';
 import { eventRecordsOf, newestFirst, orderOf } from './eventRecord';
 import type { EventFilter, EventRecord } from './eventRecord';
 
-export type EventLogContext = IExecuteFunctions | IPollFunctions | IWebhookFunctions;
+export type EventLogContext = IExecuteFunctions | IHookFunctions | IPollFunctions | IWebhookFunctions;
 
 /** Pages one reader reads at most: no loop over the log runs without bound. */
 export const MAX_PAGES_PER_READER = 5000;

@@ -183,8 +183,9 @@ export async function startReceiver(state: ReceiverState) {
 				},
 			});
 			results.push(result);
-			// n8n 2.x saves what webhook() changed in static data when the node answered itself.
-			if (result.noWebhookResponse && result.staticDataChanged && !result.error) state.staticData = result.staticData;
+			// n8n 2.x saves what webhook() changed in static data when the node answered itself,
+			// or once it stored the run webhook() started (workflowData is gone when it did not).
+			if ((result.noWebhookResponse || result.workflowData) && result.staticDataChanged && !result.error) state.staticData = result.staticData;
 			// n8n answers 500 when webhook() throws (a delivery that failed), whatever was set before.
 			const body = result.error ? { code: 0, message: result.error.message } : result.response.body;
 			res.writeHead(result.error ? 500 : result.response.status, { 'content-type': 'application/json' });

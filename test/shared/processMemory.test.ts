@@ -19,6 +19,7 @@ describe('process memory', () => {
 				'credentials kept for deliveries',
 				'deliveries taken (duplicate check)',
 				'event log ends',
+				'event-log reads of each trigger',
 				'host limiters',
 				'newest refresh token of each chain',
 				'pending sign-ins',
