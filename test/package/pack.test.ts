@@ -49,6 +49,8 @@ describe('the published package', () => {
 	it('declares no runtime dependencies and n8n-workflow as a peer', () => {
 		expect(manifest.dependencies ?? {}).toEqual({});
 		expect(manifest.peerDependencies).toEqual({ 'n8n-workflow': '*' });
+		// Optional: npm in an image would otherwise install it, and the native isolated-vm with it.
+		expect(manifest.peerDependenciesMeta).toEqual({ 'n8n-workflow': { optional: true } });
 		expect(manifest.keywords).toContain('n8n-community-node-package');
 		expect(manifest.n8n.n8nNodesApiVersion).toBe(1);
 	});
