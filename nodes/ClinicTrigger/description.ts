@@ -5,11 +5,6 @@ import { integrationAuthenticationProperty } from '../shared/authentication';
 import { eventsProperty } from '../shared/catalogOptions';
 import { DEFAULT_SIGNATURE_HEADER } from './signature';
 
-export const DEFAULT_DUPLICATE_WINDOW_MINUTES = 60;
-
-/** How a repeated delivery is told from a new event (see receive.ts). */
-export type DuplicateCheck = 'eventLog' | 'eventId' | 'sameBody' | 'off';
-
 export const triggerProperties: INodeProperties[] = [
 	{
 		// n8n offers no display condition on its own webhook address, so this shows always.
@@ -46,47 +41,26 @@ export const triggerProperties: INodeProperties[] = [
 				default: 'eventLog',
 				options: [
 					{
-						name: 'Event Log',
+						name: 'Event Log (by Event ID)',
 						value: 'eventLog',
 						description:
-							"Looks each delivery up in the service's event log: a delivery of an event that already ran here starts nothing (also after a restart, or at another webhook processor), and distinct events with the same payload each start a run. Costs an event-log read, shared by deliveries arriving together.",
+							"Each delivery makes the trigger read the service's event log and run every event logged since its last run, each with its eventId: also those sent while n8n was down. Copies and re-sends start nothing.",
 					},
 					{
-						name: 'Event Log, by Event ID',
-						value: 'eventId',
-						description:
-							"Each delivery makes the trigger read the service's event log and run every event logged since the last run, each with its eventId, also those sent while n8n was down. Copies and re-sends start nothing.",
-					},
-					{
-						name: 'Same Body Within Window',
-						value: 'sameBody',
-						description:
-							'No event-log read: a delivery with the same body as one accepted within "Ignore Repeats For" starts nothing. Can drop a second, distinct event with an identical payload (e.g. a patient joining a waiting room twice).',
-					},
-					{
-						name: 'Off',
+						name: "Off: Run Each Delivery's Body",
 						value: 'off',
-						description: 'Every verified delivery starts a run, repeats included',
+						description:
+							"For accounts that cannot read the event log: every verified delivery runs with its own body and no eventId, so the service's copies and re-sends run again",
 					},
 				],
-				description:
-					'The service may deliver an event more than once. Two copies arriving at the same moment at two webhook processors (queue mode) can both run: add Remove Duplicates on eventId there (see the docs).',
-			},
-			{
-				displayName: 'Ignore Repeats For (Minutes)',
-				name: 'duplicateWindowMinutes',
-				type: 'number',
-				typeOptions: { minValue: 0 },
-				default: DEFAULT_DUPLICATE_WINDOW_MINUTES,
-				description:
-					'With Duplicate Check "Same Body Within Window": how long a body is remembered. 0 turns it off.',
+				description: 'The service may deliver an event more than once, and its body may carry only an identifier',
 			},
 			{
 				displayName: 'Include Raw Body',
 				name: 'includeRawBody',
 				type: 'boolean',
 				default: false,
-				description: 'Whether to add the body exactly as received, as text, in the rawBody field',
+				description: 'Whether to add the body exactly as received, as text, in the rawBody field. Only with Duplicate Check Off: otherwise each item is an event from the log.',
 			},
 			{
 				displayName: 'Max Body Size (KiB)',

@@ -12,10 +12,10 @@ import { clientFor } from '../shared/transport';
 import { addressOf, insecureWebhookAddressMessage, isSecureUrl } from '../shared/urls';
 import { isCurrent, secretOf, storeSubscription, storedSubscriptions } from './storage';
 import type { StoredSubscription } from './storage';
-import { removalError } from './subscriptionErrors';
+import { activationError, removalError } from './subscriptionErrors';
 import { isCursor } from '../shared/eventCursor';
 import { EventLog } from '../shared/eventLog';
-import { startingCursor, triggerFilters } from './runNewEvents';
+import { readsEventLog, startingCursor, triggerFilters } from './runNewEvents';
 import { eventOfSubscription, readSetup, removeOurs, sameId, secretAgrees, selectedEventKeys, subscribe, topicPrefixOf } from './subscriptions';
 
 /** n8n gave this trigger an address, and it is https or the user allowed http for a local test. */
@@ -56,24 +56,31 @@ export async function checkExists(this: IHookFunctions): Promise<boolean> {
 
 export async function create(this: IHookFunctions): Promise<boolean> {
 	// Read first: an event logged while subscribing runs with the first delivery.
-	await startCursor(this);
-	await subscribe(this);
+	const started = await startCursor(this);
+	try {
+		await subscribe(this);
+	} catch (error) {
+		// A failed activation leaves nothing behind.
+		if (started) delete this.getWorkflowStaticData('node').cursor;
+		throw activationError(this.getNode(), error);
+	}
 	return true;
 }
 
 /**
- * Where the first delivery reads the log on from: the log's newest events now. A cursor
- * already stored stays (n8n 1.x calls `create` again at start): what was logged while n8n
+ * Where the first delivery reads the log on from: the log's newest events now (true when
+ * started here). A cursor already stored stays (n8n 1.x calls `create` again at start): what was logged while n8n
  * was down runs with the first delivery.
  */
-async function startCursor(ctx: IHookFunctions): Promise<void> {
+async function startCursor(ctx: IHookFunctions): Promise<boolean> {
 	const options = ctx.getNodeParameter('options', {}) as IDataObject;
 	const staticData = ctx.getWorkflowStaticData('node');
-	if (options.duplicateCheck !== 'eventId' || isCursor(staticData.cursor)) return;
+	if (!readsEventLog(options) || isCursor(staticData.cursor)) return false;
 	const client = clientFor(ctx);
 	try {
 		const filters = await triggerFilters(selectedEventKeys(ctx), new Map(), client);
 		staticData.cursor = await startingCursor(new EventLog(ctx, client), filters);
+		return true;
 	} catch (error) {
 		throw new NodeOperationError(ctx.getNode(), `The Clinic Trigger cannot start: the event log could not be read (${(error as Error).message})`, {
 			description:

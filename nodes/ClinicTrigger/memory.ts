@@ -1,14 +1,12 @@
 /**
- * Everything the Clinic Trigger keeps in process memory, in one place: three stores, each
- * bounded by count and age. None of it is the record of what ran: that is the service's
- * event log, shared by every n8n process and kept across restarts. Memory holds only what
- * the log cannot know yet (a copy of a delivery still being answered) and saves reads.
+ * The Clinic Trigger's stores in process memory, each bounded by count and age (the third,
+ * the event-log reads, is in newEvents.ts). None of it is the record of what ran: that is
+ * the trigger's cursor in the node's static data, which n8n saves.
  */
 import { sleep } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
-import type { EventRecord } from '../shared/eventRecord';
 
 /** A map bounded by count (oldest first out) and age (never answered, gone at the next write; a store of seconds is swept on time). */
 export class Kept<V> {
@@ -77,30 +75,11 @@ type CredentialRead = { read: Promise<ICredentialDataDecryptedObject>; startedAt
 export const credentials = keptInProcess('credentials kept for deliveries', '1,000 triggers, 5 s each', new Kept<CredentialRead>(1_000, CREDENTIAL_KEPT_MS));
 
 /**
- * 2. The duplicate check, per trigger and event: the event log read under way and the one
- *    queued after it with the payloads it waits for (`read:`), the events claimed here with the tries at the trigger's
- *    address the log showed then (`claim:`), and with Same Body Within Window the bodies
- *    accepted (`body:`, forgotten again when n8n did not store the run),  and the payloads (hashed)
- *    run here, with the claim a run without an id makes once the log answers (`ran:`).
- */
-export type Taken =
-	| { kind: 'read'; events: Promise<Logged[]>; next?: { wanted: Set<string>; events: Promise<Logged[]> } }
-	| { kind: 'claim'; triesSeen: number }
-	| { kind: 'body' }
-	| { kind: 'ran'; claimed?: Promise<void> };
-/** An event read from the log, with its payload as canonical JSON. */
-export type Logged = { event: EventRecord; payload: string };
-export const MAX_WINDOW_MS = 24 * 60 * 60_000;
-export const taken = keptInProcess('deliveries taken (duplicate check)', '20,000 entries, a day each at most', new Kept<Taken>(20_000, MAX_WINDOW_MS));
-
-/**
- * 3. Each trigger's subscriptions: when last listed and when each was made (`since`), the
- *    resubscribe under way (one at a time), when an unverified delivery last started one,
+ * 2. Each trigger's subscriptions: when last listed, the resubscribe under way (one at a time), when an unverified delivery last started one,
  *    when one last failed a delivery, and the stale subscriptions it left for the next.
  */
 export interface TriggerState {
 	listedAt?: number;
-	since?: Record<string, string | undefined>;
 	resubscribing?: Promise<unknown>;
 	unverifiedAt?: number;
 	failedAt?: number;

@@ -9,14 +9,16 @@
  * `loadWebhookExecutionData`) and writes once webhook() changed it, in the callback that
  * answers (live-webhooks.ts, `saveStaticData`). When the node lets n8n answer (responseMode
  * onReceived), n8n 2.x answers, and so writes, only after `WorkflowRunner.run` stored the
- * run (webhook-helpers.ts, `shouldDeferOnReceivedResponse`): a run it refused leaves the
- * cursor behind its events, which run with a later delivery. n8n 1.x answers and writes
- * before it stores the run, as for every webhook.
+ * run (webhook-helpers.ts, `shouldDeferOnReceivedResponse`; runNewEvents.ts keeps the change
+ * marked until then): a run it refused leaves the cursor behind its events, which run with
+ * a later delivery. n8n 1.x answers and writes before it stores the run, as for every webhook.
  *
  * In one process, deliveries arriving together share one read: one that comes while a read
  * is under way waits for the next, and of the deliveries a read answers, the first still
- * waiting runs what it found. What a run took is read on from here for TAKEN_HELD_MS, while
- * n8n writes its cursor; after that only what n8n saved counts.
+ * waiting runs what it found. Deliveries that arrive before n8n has answered that run (its
+ * cursor saved or refused by then), or within ANSWER_MARGIN_MS after, read on from its
+ * cursor here: they loaded their static data before n8n could save it. A delivery after that
+ * (the service's retry of a run n8n refused, say) reads on from what n8n saved.
  */
 import { sleep } from 'n8n-workflow';
 
@@ -29,14 +31,18 @@ import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 
 /** Most events one delivery runs; the rest run with the next one. */
 export const MAX_EVENTS_PER_RUN = 1000;
-/** How long this process reads on from a run's cursor that n8n's database may not show yet. */
+/** Longest this process reads on from a run's cursor that n8n's database may not show yet (n8n never answered it). */
 export const TAKEN_HELD_MS = 30_000;
+/** After n8n answered a run, how late a delivery that loaded its static data before may still reach the trigger (n8n reads it, then prepares the request). */
+export const ANSWER_MARGIN_MS = 5000;
 
 export interface NewEvents {
 	/** Oldest first; empty when another delivery runs them, or nothing is new. */
 	events: EventRecord[];
 	/** The cursor once they ran: for the node's static data. */
 	cursor: Cursor;
+	/** To call once n8n answered the delivery that runs them. */
+	answered?: () => void;
 }
 
 interface Waiter {
@@ -48,6 +54,8 @@ interface Waiter {
 /** The deliveries waiting for one read, and what it reads with (the first one's log). */
 interface Batch {
 	waiters: Waiter[];
+	/** When the first of them arrived. */
+	arrived: number;
 	saved: Cursor;
 	log: EventLog;
 	filters: EventFilter[];
@@ -56,18 +64,24 @@ interface Batch {
 interface TriggerReads {
 	reading?: boolean;
 	next?: Batch;
-	taken?: { cursor: Cursor; at: number };
+	taken?: { cursor: Cursor; at: number; answeredAt?: number };
+}
+
+/** Whether deliveries that arrived at `arrived` may not see in n8n's database what this process took. */
+function heldFor(taken: TriggerReads['taken'], arrived: number): taken is NonNullable<TriggerReads['taken']> {
+	if (!taken || Date.now() - taken.at >= TAKEN_HELD_MS) return false;
+	return taken.answeredAt === undefined || arrived < taken.answeredAt + ANSWER_MARGIN_MS;
 }
 
 /** The one store of the trigger's reads: under way, waiting, and the last run's cursor. */
 const reads = keptInProcess('event-log reads of each trigger', '1,000 triggers, 10 minutes each', new Kept<TriggerReads>(1_000, 10 * 60_000));
 
 /**
- * The events past `saved` (the cursor n8n loaded for this delivery) that this delivery
- * runs. Rejects when the log gives no answer within `deadlineMs` (the read goes on for the
+ * The events past `saved` (the cursor n8n loaded for this delivery, which reached the
+ * trigger at `arrivedAt`) that this delivery runs. Rejects when the log gives no answer within `deadlineMs` (the read goes on for the
  * deliveries after it) or fails; nothing is taken then.
  */
-export async function readNewEvents(trigger: string, log: EventLog, filters: EventFilter[], saved: Cursor, deadlineMs: number): Promise<NewEvents> {
+export async function readNewEvents(trigger: string, log: EventLog, filters: EventFilter[], saved: Cursor, arrivedAt: number, deadlineMs: number): Promise<NewEvents> {
 	const state = reads.get(trigger) ?? {};
 	reads.set(trigger, state);
 	return await new Promise<NewEvents>((resolve, reject) => {
@@ -85,8 +99,9 @@ export async function readNewEvents(trigger: string, log: EventLog, filters: Eve
 		if (state.next) {
 			state.next.waiters.push(waiter);
 			state.next.saved = mergeCursors(state.next.saved, saved);
+			state.next.arrived = Math.min(state.next.arrived, arrivedAt);
 		} else {
-			state.next = { waiters: [waiter], saved, log, filters };
+			state.next = { waiters: [waiter], arrived: arrivedAt, saved, log, filters };
 		}
 		if (!state.reading) void readNext(state);
 	});
@@ -97,14 +112,18 @@ async function readNext(state: TriggerReads): Promise<void> {
 	if (!batch) return;
 	state.next = undefined;
 	state.reading = true;
-	const held = state.taken && Date.now() - state.taken.at < TAKEN_HELD_MS ? state.taken.cursor : undefined;
-	const from = held ? mergeCursors(batch.saved, held) : batch.saved;
+	const from = heldFor(state.taken, batch.arrived) ? mergeCursors(batch.saved, state.taken.cursor) : batch.saved;
 	try {
 		const outcome = await poll(batch.log, batch.filters, from, MAX_EVENTS_PER_RUN);
 		// Decided in one synchronous step: one delivery runs them, the others find them taken.
 		const runner = batch.waiters.find((waiter) => !waiter.gone);
-		if (runner && outcome.events.length > 0) state.taken = { cursor: outcome.cursor, at: Date.now() };
-		for (const waiter of batch.waiters) waiter.resolve(waiter === runner ? outcome : { events: [], cursor: outcome.cursor });
+		let answered: (() => void) | undefined;
+		if (runner && outcome.events.length > 0) {
+			const taken: NonNullable<TriggerReads['taken']> = { cursor: outcome.cursor, at: Date.now() };
+			state.taken = taken;
+			answered = () => (taken.answeredAt ??= Date.now());
+		}
+		for (const waiter of batch.waiters) waiter.resolve(waiter === runner ? { ...outcome, answered } : { events: [], cursor: outcome.cursor });
 	} catch (error) {
 		for (const waiter of batch.waiters) waiter.reject(error as Error);
 	} finally {

@@ -4,6 +4,7 @@
  * n8n answers when it starts the run (on 2.x once it stored it, and only then saves the
  * cursor); a delivery that finds nothing new is answered here, and starts nothing.
  */
+import { sleep } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { findEvent, fullTopic } from '../shared/catalog';
@@ -13,7 +14,9 @@ import { EventLog } from '../shared/eventLog';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import { shapeTriggerItems } from '../shared/output';
 import type { ClinicClient } from '../shared/transport';
-import { readNewEvents } from './newEvents';
+import { pathOf } from '../shared/urls';
+import { TAKEN_HELD_MS, readNewEvents } from './newEvents';
+import type { NewEvents } from './newEvents';
 import type { StoredSubscription } from './storage';
 
 /** A delivery is answered within this, whatever the log does: the service's wait is short. */
@@ -33,6 +36,11 @@ export interface TriggerDelivery {
 	arrived: number;
 }
 
+/** Whether the trigger runs the log's events (Duplicate Check Event Log), not each delivery's body. */
+export function readsEventLog(options: IDataObject): boolean {
+	return options.duplicateCheck !== 'off' && options.duplicateCheck !== 'sameBody';
+}
+
 /** The log's filters for the trigger's selected events: their topics as subscribed, else from the credential. */
 export async function triggerFilters(selected: unknown, stored: Map<string, StoredSubscription>, client: ClinicClient): Promise<EventFilter[]> {
 	const keys = Array.isArray(selected) ? selected.map(String) : [];
@@ -47,9 +55,22 @@ export async function triggerFilters(selected: unknown, stored: Map<string, Stor
 	return filters;
 }
 
-/** The trigger's cursor from now; reading the log failing says what to do. */
-export async function startingCursor(log: EventLog, filters: EventFilter[], keepFrom?: Date): Promise<Cursor> {
-	return await cursorFromNow(log, filters, START, keepFrom);
+/** The trigger's cursor from now: where activation starts it. */
+export async function startingCursor(log: EventLog, filters: EventFilter[]): Promise<Cursor> {
+	return await cursorFromNow(log, filters, START);
+}
+
+/**
+ * For a trigger activated by a version without cursors: from now, but for what was logged
+ * in the minute before (this delivery's event among it) and did not run here yet, as the
+ * service's delivery log shows (no 2xx answer at this trigger's address).
+ */
+async function cursorAfterUpdate(ctx: IWebhookFunctions, log: EventLog, filters: EventFilter[]): Promise<Cursor> {
+	const ownPath = pathOf(ctx.getNodeWebhookUrl('default') ?? '');
+	const since = Date.now() - UPDATE_CATCH_UP_MS;
+	const ranHere = (event: EventRecord) =>
+		(event.logs ?? []).some((entry) => pathOf(String(entry.target_url ?? '')) === ownPath && typeof entry.response_code === 'number' && entry.response_code >= 200 && entry.response_code < 300);
+	return await cursorFromNow(log, filters, START, (event) => !(Date.parse(event.created_at) >= since) || ranHere(event));
 }
 
 export async function runNewEvents(ctx: IWebhookFunctions, delivery: TriggerDelivery): Promise<IWebhookResponseData> {
@@ -60,9 +81,11 @@ export async function runNewEvents(ctx: IWebhookFunctions, delivery: TriggerDeli
 	try {
 		const filters = await triggerFilters(ctx.getNodeParameter('events', []), delivery.stored, delivery.client);
 		// Activated by a version without cursors: from now, with what was logged just before (this delivery's event).
-		const saved = isCursor(staticData.cursor) ? staticData.cursor : await startingCursor(log, filters, new Date(Date.now() - UPDATE_CATCH_UP_MS));
+		const saved = isCursor(staticData.cursor) ? staticData.cursor : await cursorAfterUpdate(ctx, log, filters);
 		const left = Math.max(0, EVENT_LOG_ANSWER_MS - (performance.now() - delivery.arrived));
-		found = await readNewEvents(delivery.trigger, log, filters, saved, left);
+		// Test listening keeps its own cursor (in n8n's memory): its reads are not production's.
+		const arrivedAt = Date.now() - (performance.now() - delivery.arrived);
+		found = await readNewEvents(`${delivery.trigger}\n${ctx.getMode()}`, log, filters, saved, arrivedAt, left);
 	} catch (error) {
 		const reason = (error as Error).message;
 		ctx.logger.warn(`Clinic Trigger "${node.name}": the event log could not be read (${reason}); nothing ran, the service's retry or the next delivery runs its events`);
@@ -73,10 +96,36 @@ export async function runNewEvents(ctx: IWebhookFunctions, delivery: TriggerDeli
 		ctx.getResponseObject().status(200).json(NOTHING_NEW_ANSWER);
 		return { noWebhookResponse: true };
 	}
-	staticData.cursor = found.cursor;
+	keepCursorMarked(ctx, staticData, found);
 	const receivedAt = new Date().toISOString();
 	const items = found.events.map((event) => itemOf(event, receivedAt));
 	return { workflowData: [shapeTriggerItems(ctx, items)] };
+}
+
+/**
+ * Sets the run's cursor in the static data, and sets it again until n8n has answered. n8n
+ * 2.41 saves what webhook() changed once it stored the run (webhook-helpers.ts, the deferred
+ * `onReceived` answer), but on the way `WorkflowRunner.run` wraps the same static data again
+ * (workflow-runner.ts, `establishContextForPersistence`), which clears its changed mark:
+ * set again after that, the cursor is saved with the run, and not when n8n refused it.
+ * n8n 1.x saves it as it answers, before the run.
+ */
+function keepCursorMarked(ctx: IWebhookFunctions, staticData: IDataObject, found: NewEvents): void {
+	staticData.cursor = found.cursor;
+	const response = ctx.getResponseObject();
+	let answered = false;
+	const onAnswered = () => {
+		answered = true;
+		found.answered?.();
+	};
+	response.once('finish', onAnswered);
+	response.once('close', onAnswered);
+	void (async () => {
+		for (const started = Date.now(); !answered && Date.now() - started < TAKEN_HELD_MS; ) {
+			await sleep(1);
+			if (!answered) staticData.cursor = found.cursor;
+		}
+	})();
 }
 
 function itemOf(event: EventRecord, receivedAt: string): INodeExecutionData {

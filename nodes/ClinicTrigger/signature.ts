@@ -18,10 +18,6 @@ export function hmacSha256Hex(secret: string, body: Buffer): string {
 	return createHmac('sha256', secret).update(body).digest('hex');
 }
 
-export function sha256Hex(data: Buffer | string): string {
-	return createHash('sha256').update(data).digest('hex');
-}
-
 /**
  * Compares a received hex signature with the expected one in constant time.
  * Letter case of the hex digits does not matter; anything that is not 64 hex digits fails.

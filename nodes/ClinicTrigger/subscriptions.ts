@@ -1,9 +1,10 @@
 /**
  * Activation's reconcile of the trigger's subscriptions (lifecycle.ts calls it): keeps what
  * is provably its own (stored, or listed with the secret it derives: another main's),
- * subscribes each missing event, then removes the rest, then keeps one per event should
- * another main have subscribed at once. A failure removes what it holds and throws: a
- * half-active trigger misses events. Secrets never reach errors or logs.
+ * subscribes each missing event, then removes the rest (one whose DELETE fails stays for
+ * the next activation), then keeps one per event should another main have subscribed at
+ * once. A failed subscribe removes what it holds and throws: a half-active trigger misses
+ * events. Secrets never reach errors or logs.
  */
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IHookFunctions, INode } from 'n8n-workflow';
@@ -14,7 +15,7 @@ import type { CatalogEvent } from '../shared/catalog';
 import { clientFor } from '../shared/transport';
 import type { ClinicClient } from '../shared/transport';
 import { WebhookSubscriptions, isLive } from '../shared/webhookSubscriptions';
-import { activationError, subscribeError } from './subscriptionErrors';
+import { subscribeError } from './subscriptionErrors';
 import type { RemoteSubscription } from '../shared/webhookSubscriptions';
 import { forgetSubscription, isCurrent, secretOf, storeSubscription, storedSubscriptions, triggerIdOf } from './storage';
 import type { StoredSubscription } from './storage';
@@ -177,13 +178,18 @@ export async function subscribe(ctx: IHookFunctions): Promise<void> {
 		}
 	}
 
-	// 3. Remove what is not ours, or replaced; forget events no longer selected.
-	try {
-		for (const subscription of toRemove) await subscriptions.removeIfPresent(subscription.id);
-	} catch (error) {
-		// Never half-active: what this attempt holds goes too, and activation fails.
-		await removeOurs(setup);
-		throw activationError(setup.node, error);
+	// 3. Remove what is not ours, or replaced; forget events no longer selected. A DELETE that
+	//    fails removes nothing that works: that one is left for the next activation.
+	const leftOver: string[] = [];
+	for (const subscription of toRemove) {
+		try {
+			await subscriptions.removeIfPresent(subscription.id);
+		} catch (error) {
+			leftOver.push(`${subscription.id} (${(error as Error).message})`);
+		}
+	}
+	if (leftOver.length > 0) {
+		ctx.logger.warn(`Clinic Trigger "${setup.node.name}": could not remove subscription(s) ${leftOver.join(', ')}; the next activation tries again. Its own subscriptions work.`);
 	}
 	for (const key of stored.keys()) if (!kept.has(key) && !selected.has(key)) forgetSubscription(staticData, key);
 

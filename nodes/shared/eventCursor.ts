@@ -54,9 +54,9 @@ export function isCursor(value: unknown): value is Cursor {
 
 /**
  * A cursor that starts after the newest matching events present now ("from now"); with
- * `keepFrom`, events created at or after that instant are left to be read.
+ * `handled`, the newest events it says false of are left to be read.
  */
-export async function cursorFromNow(log: EventLog, filters: EventFilter[], start: string, keepFrom?: Date): Promise<Cursor> {
+export async function cursorFromNow(log: EventLog, filters: EventFilter[], start: string, handled?: (event: EventRecord) => boolean): Promise<Cursor> {
 	let newest: EventRecord[] = [];
 	const offsets: Record<string, number> = {};
 	for (const filter of filters) {
@@ -65,9 +65,9 @@ export async function cursorFromNow(log: EventLog, filters: EventFilter[], start
 		// Everything listed now is handled: the first poll may start at the last event (oldest-first logs).
 		if (tail.oldestFirstLength !== undefined) offsets[filterKey(filter)] = Math.max(0, tail.oldestFirstLength - 1);
 	}
-	if (keepFrom) newest = newest.filter((event) => createdBefore(event, keepFrom.getTime()));
 	const highest = newest.reduce((max, event) => Math.max(max, event.id), 0);
 	const floor = Math.max(0, highest - LATE_ID_WINDOW);
+	if (handled) newest = newest.filter(handled);
 	return { floor, seen: uniqueSorted(newest.map((event) => event.id).filter((id) => id > floor)), start, offsets };
 }
 

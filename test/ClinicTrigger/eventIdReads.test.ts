@@ -1,6 +1,6 @@
 /**
- * What a delivery costs in reads of the event log with Duplicate Check "Event Log, by Event
- * ID" (nodes/ClinicTrigger/newEvents.ts, with the Event Log Trigger's cursor): activation
+ * What a delivery costs in reads of the event log with Duplicate Check "Event Log" (by event
+ * id: nodes/ClinicTrigger/newEvents.ts, with the Event Log Trigger's cursor): activation
  * finds the log's end once; after that a delivery reads on from the cursor's place,
  * whatever the log's length and order. Pages the service caps below the size asked for
  * lose nothing, but cost more: the cursor reads back over the ids it still watches for
@@ -19,7 +19,7 @@ import type { EventOrder } from '../simulator/types';
 import { PATIENT_CREATED, credentialsFor } from './support';
 
 let sim: Simulator;
-const parameters: INodeParameters = { authentication: 'clinicApi', events: [PATIENT_CREATED], options: { duplicateCheck: 'eventId' } };
+const parameters: INodeParameters = { authentication: 'clinicApi', events: [PATIENT_CREATED], options: {} };
 
 beforeAll(async () => {
 	sim = await startSimulator({ allowHttpCallbacks: true });

@@ -1,5 +1,5 @@
 /**
- * Duplicate Check "Event Log, by Event ID" (nodes/ClinicTrigger/newEvents.ts): a verified
+ * Duplicate Check "Event Log" (by event id, nodes/ClinicTrigger/newEvents.ts): a verified
  * delivery wakes the trigger, which runs every event past its cursor in the log, each with
  * its own eventId, whatever the delivery's body. n8n's database copy of the static data is
  * played by `saved`, written as n8n 2.x writes it: when webhook() changed it, and, for a
@@ -14,14 +14,14 @@ import { activateTrigger, deliverWebhook } from '../helpers/trigger';
 import type { DeliverWebhookOptions, DeliveryResult, HookResult } from '../helpers/trigger';
 import { signDelivery, startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
-import { PATIENT_CREATED, credentialsFor, logNow } from './support';
+import { PATIENT_CREATED, credentialsFor, logNow, logTry } from './support';
 
 let sim: Simulator;
 let activated: HookResult;
 let secret = '';
 /** The static data as n8n's database holds it. */
 let saved: IDataObject = {};
-const parameters: INodeParameters = { authentication: 'clinicApi', events: [PATIENT_CREATED], options: { duplicateCheck: 'eventId' } };
+const parameters: INodeParameters = { authentication: 'clinicApi', events: [PATIENT_CREATED], options: {} };
 
 beforeAll(async () => {
 	sim = await startSimulator({ allowHttpCallbacks: true });
@@ -141,3 +141,20 @@ it('a log answering later than the service waits: answered 503 within 5 s, nothi
 	expect(late.workflowData).toBeUndefined();
 	expect(idsRun([await deliver({ value })])).toEqual([record.id]);
 }, 20_000);
+
+it('a trigger activated by a version without cursors: the first delivery runs what was logged in the minute before and did not run here, once', async () => {
+	const node = saved['node:Clinic Trigger'] as IDataObject;
+	const { cursor: _cursor, ...subscriptions } = node;
+	saved = { ...saved, 'node:Clinic Trigger': subscriptions };
+	forgetProcessMemory();
+	const url = sim.subscriptions().find((s) => s.authentication_data.secret === secret)!.url;
+	// What the earlier tests logged, and one more, from five minutes ago.
+	logNow(sim, newValue());
+	for (const event of sim.events()) event.created_at = new Date(Date.now() - 5 * 60_000).toISOString();
+	const ranBefore = logNow(sim, newValue());
+	logTry(ranBefore, url, 200);
+	const value = newValue();
+	const record = logNow(sim, value);
+	expect(idsRun([await deliver({ value }), await deliver({ value })])).toEqual([record.id]);
+	expect((saved['node:Clinic Trigger'] as IDataObject).cursor).toBeDefined();
+});

@@ -20,6 +20,7 @@ import {
 	TWR_JOINED,
 	credentialsFor,
 	live,
+	logNow,
 	serviceCall,
 	startRefusingProxy,
 } from './support';
@@ -57,7 +58,7 @@ function options(overrides: Partial<TriggerOptions> = {}): TriggerOptions {
 
 /** The secrets of the subscriptions stored in static data (as the service holds them), plus the credential's. */
 function secretsOf(result: HookResult): string[] {
-	const ids = Object.values(result.nodeStaticData).map((entry) => (entry as IDataObject).id);
+	const ids = Object.values(subscriptionsIn(result.nodeStaticData)).map((entry) => (entry as IDataObject).id);
 	const subscriptionSecrets = sim
 		.subscriptions()
 		.filter((s) => ids.includes(s.id))
@@ -65,8 +66,14 @@ function secretsOf(result: HookResult): string[] {
 	return [...new SecretCollector().addFromStore(result.store).list(), ...subscriptionSecrets];
 }
 
+/** The trigger's stored subscriptions: its static data but the event-log cursor. */
+function subscriptionsIn(nodeStaticData: IDataObject): IDataObject {
+	const { cursor: _cursor, ...subscriptions } = nodeStaticData;
+	return subscriptions;
+}
+
 function nodeData(staticData: IDataObject): IDataObject {
-	return (staticData['node:Clinic Trigger'] as IDataObject | undefined) ?? {};
+	return subscriptionsIn((staticData['node:Clinic Trigger'] as IDataObject | undefined) ?? {});
 }
 
 describe('activation (create)', () => {
@@ -101,8 +108,10 @@ describe('activation (create)', () => {
 			[PATIENT_CREATED]: entry(subscriptions[0].id, 'clinic-38729.patient'),
 			[CONSULTATION_FINISHED]: entry(subscriptions[1].id, 'clinic-38729.consultation'),
 			[SCHEDULE_CREATE]: entry(subscriptions[2].id, 'clinic-38729.consultation-schedule'),
+			// Where the log ends now: the first delivery runs what is logged after it.
+			cursor: { floor: 0, seen: [], start: 'now', offsets: {} },
 		});
-		for (const [key, stored] of Object.entries(activated.nodeStaticData)) {
+		for (const [key, stored] of Object.entries(subscriptionsIn(activated.nodeStaticData))) {
 			const { id } = stored as { id: number };
 			expect(subscriptionSecret(signingKey, TRIGGER_WEBHOOK_ID, key)).toBe(subscriptions.find((s) => s.id === id)!.authentication_data.secret);
 		}
@@ -113,6 +122,10 @@ describe('activation (create)', () => {
 		await activateTrigger(options());
 		const calls = sim.log.filter((entry) => entry.host === 'webhooks');
 		expect(calls.map((c) => `${c.method} ${c.path} ${c.tokenPlacement.join(',')} ${c.tokenKind}`)).toEqual([
+			// Where the log ends for each event: the trigger's cursor starts there.
+			'GET /events header integration',
+			'GET /events header integration',
+			'GET /events header integration',
 			'GET /webhooks header integration',
 			'POST /webhooks body integration',
 			'POST /webhooks body integration',
@@ -196,6 +209,25 @@ describe('activation (create)', () => {
 		expect(Object.keys(nodeData(created.staticData))).toEqual([PATIENT_CREATED]);
 	});
 
+	it('a DELETE that fails while removing an event no longer selected removes nothing that works: activation succeeds, that one is left for next time', async () => {
+		const proxy = await startRefusingProxy(sim.webhooksBaseUrl);
+		try {
+			const credentials = credentialsFor(sim, proxy.url);
+			const first = await activateTrigger(options({ credentials }));
+			const dropped = live(sim).find((s) => s.event_name === 'consultation-finished')!;
+			proxy.refuse({ method: 'DELETE', path: `/webhooks/${dropped.id}`, status: 500, body: { error: 'Internal Server Error' } });
+			const created = await runTriggerHook(
+				'create',
+				options({ credentials, parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED] }, store: first.store, staticData: first.staticData }),
+			);
+			expect(created.error).toBeUndefined();
+			expect(live(sim).map((s) => s.event_name).sort()).toEqual(['consultation-finished', 'patient-created']);
+			expect(Object.keys(nodeData(created.staticData))).toEqual([PATIENT_CREATED]);
+		} finally {
+			await proxy.close();
+		}
+	});
+
 	it('a stored subscription at an old address (WEBHOOK_URL changed) is removed, the new address subscribed', async () => {
 		const first = await activateTrigger(options());
 		const moved = await activateTrigger(
@@ -274,7 +306,7 @@ describe('checkExists', () => {
 		const created = await runTriggerHook('create', options({ staticData: first.staticData }));
 		expect(created.error).toBeUndefined();
 		expect(live(sim).map((s) => s.id).sort()).toEqual([1001, 1002, 1003]);
-		expect(created.nodeStaticData).toEqual(nodeData(first.staticData));
+		expect(subscriptionsIn(created.nodeStaticData)).toEqual(nodeData(first.staticData));
 	});
 
 	it('false when the selection changed', async () => {
@@ -343,7 +375,7 @@ describe('deactivation (delete)', () => {
 			expect(deleted.error?.constructor.name).toBe('NodeOperationError');
 			expect(deleted.error?.message).toContain('Could not remove every webhook subscription');
 			expect(live(sim).map((s) => s.id)).toEqual([middle.id]);
-			expect(Object.keys(deleted.nodeStaticData)).toEqual([CONSULTATION_FINISHED]);
+			expect(Object.keys(subscriptionsIn(deleted.nodeStaticData))).toEqual([CONSULTATION_FINISHED]);
 			expect(findLeaks(secretsOf(first), deleted.error)).toEqual([]);
 		} finally {
 			await proxy.close();
@@ -368,7 +400,7 @@ describe('teardown as n8n expects', () => {
 		expect(failed.error).not.toBeInstanceOf(UserError);
 		expect(failed.error?.message).toContain('Could not remove every webhook subscription');
 		expect(live(sim)).toHaveLength(1);
-		expect(Object.keys(failed.nodeStaticData)).toEqual([PATIENT_CREATED]);
+		expect(Object.keys(subscriptionsIn(failed.nodeStaticData))).toEqual([PATIENT_CREATED]);
 
 		sim.clearFaults();
 		const retried = await runTriggerHook('delete', options({ staticData: failed.staticData }));
@@ -404,7 +436,7 @@ describe('teardown as n8n expects', () => {
 		expect(failed.error).toBeDefined();
 		expect(failed.error).not.toBeInstanceOf(UserError);
 		expect(live(sim)).toHaveLength(0);
-		expect(Object.keys(failed.nodeStaticData)).toEqual([PATIENT_CREATED]);
+		expect(Object.keys(subscriptionsIn(failed.nodeStaticData))).toEqual([PATIENT_CREATED]);
 
 		const retried = await runTriggerHook('delete', options({ staticData: failed.staticData }));
 		expect(retried.result).toBe(true);
@@ -468,7 +500,8 @@ describe('partial failure rollback', () => {
 			const created = await runTriggerHook('create', options({ credentials, staticData: first.staticData }));
 			expect(created.error?.message).toContain('Could not subscribe to "Appointment Created');
 			expect(live(sim)).toHaveLength(0);
-			expect(created.nodeStaticData).toEqual({});
+			// The cursor of the earlier activation stays: the next one runs what was logged since.
+			expect(subscriptionsIn(created.nodeStaticData)).toEqual({});
 		} finally {
 			await proxy.close();
 		}
@@ -554,7 +587,7 @@ describe('test mode ("Listen for test event")', () => {
 		const listening = await activateTrigger(options({ mode: 'manual', parameters, staticData: production.staticData }));
 		expect(listening.error).toBeUndefined();
 		expect(live(sim).map((s) => s.id)).toEqual([...productionIds, expect.any(Number)]);
-		expect(Object.keys(listening.nodeStaticData)).toEqual([PATIENT_CREATED]);
+		expect(Object.keys(subscriptionsIn(listening.nodeStaticData))).toEqual([PATIENT_CREATED]);
 		await runTriggerHook('delete', options({ mode: 'manual', parameters, staticData: listening.staticData }));
 		expect(live(sim).map((s) => s.id)).toEqual(productionIds);
 	});
@@ -583,7 +616,7 @@ describe('no secret in the workflow: secrets derive from the credential\'s signi
 	/** Static data as version 0.1 stored it: the secret itself in each entry. */
 	function legacyStaticData(result: HookResult): IDataObject {
 		const entries: IDataObject = {};
-		for (const [key, stored] of Object.entries(result.nodeStaticData)) {
+		for (const [key, stored] of Object.entries(subscriptionsIn(result.nodeStaticData))) {
 			const { id, topic } = stored as { id: number; topic: string };
 			const secret = sim.subscriptions().find((s) => s.id === id)!.authentication_data.secret;
 			entries[key] = { id, secret, topic };
@@ -599,6 +632,7 @@ describe('no secret in the workflow: secrets derive from the credential\'s signi
 		const oldId = live(sim)[0].id;
 		const oldSecret = live(sim)[0].authentication_data.secret;
 
+		const record = logNow(sim, { id: 5 });
 		const raw = Buffer.from(JSON.stringify({ value: { id: 5 } }));
 		const delivered = await deliverWebhook({
 			parameters: { authentication: 'clinicApi', events: [PATIENT_CREATED], options: {} },
@@ -609,7 +643,8 @@ describe('no secret in the workflow: secrets derive from the credential\'s signi
 			query: { event: PATIENT_CREATED },
 		});
 		expect(delivered.response.status).toBe(200);
-		expect(delivered.workflowData?.[0]).toHaveLength(1);
+		// Stored before cursors existed: the log from a minute before on, this delivery's event in it.
+		expect(delivered.workflowData?.[0].map((item) => item.json.eventId)).toEqual([record.id]);
 
 		sim.clearLog();
 		const migrated = await activateTrigger(

@@ -1,7 +1,9 @@
 /**
  * Deliveries into the trigger's webhook() through n8n-core's WebhookContext: what starts
- * an execution, what is refused, and what the item looks like. Secrets come from a real
- * activation against the simulator; signatures from the simulator's own signing code.
+ * an execution, what is refused, and what the item looks like with Duplicate Check Off
+ * (each delivery's own body; what the default runs from the event log is in
+ * eventIds.test.ts). Secrets come from a real activation against the simulator; signatures
+ * from the simulator's own signing code.
  */
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
@@ -18,7 +20,7 @@ let activated: HookResult;
 const EVENTS = [PATIENT_CREATED, CONSULTATION_FINISHED, TWR_JOINED];
 
 function parameters(options: IDataObject = {}): INodeParameters {
-	return { authentication: 'clinicApi', events: EVENTS, options: options as INodeParameters };
+	return { authentication: 'clinicApi', events: EVENTS, options: { duplicateCheck: 'off', ...options } as INodeParameters };
 }
 
 beforeAll(async () => {
@@ -256,66 +258,18 @@ describe('bodies that start nothing: 400', () => {
 	});
 });
 
-describe('repeated deliveries, Duplicate Check "Same Body Within Window" (opt-in)', () => {
-	// The bodies here are not in the service's event log: only the body memory applies.
-	const SAME_BODY = { duplicateCheck: 'sameBody' };
-
-	it('the same body again for the same subscription -> 200, no second execution', async () => {
-		const raw = patientBody();
-		const first = await deliver(raw, { options: SAME_BODY });
-		const second = await deliver(raw, { options: SAME_BODY });
-		expect(first.workflowData).toHaveLength(1);
-		expect(second.response.status).toBe(200);
-		expect(second.response.body).toEqual({ received: true, duplicate: true });
-		expect(second.workflowData).toBeUndefined();
-	});
-
-	it('two copies at the same moment -> exactly one execution', async () => {
-		const raw = patientBody();
-		const results = await Promise.all(Array.from({ length: 5 }, () => deliver(raw, { options: SAME_BODY })));
-		expect(results.filter((r) => r.workflowData !== undefined)).toHaveLength(1);
-		expect(results.every((r) => r.response.status === 200)).toBe(true);
-	});
-
-	it('the same body for another event is not a repeat', async () => {
-		const raw = patientBody();
-		expect((await deliver(raw, { options: SAME_BODY })).workflowData).toHaveLength(1);
-		expect((await deliver(raw, { event: CONSULTATION_FINISHED, options: SAME_BODY })).workflowData).toHaveLength(1);
-	});
-
-	it('a refused copy (bad signature) does not block the genuine one', async () => {
-		const raw = patientBody();
-		expect((await deliver(raw, { headers: { signature: 'f'.repeat(64) }, options: SAME_BODY })).response.status).toBe(401);
-		expect((await deliver(raw, { options: SAME_BODY })).workflowData).toHaveLength(1);
-	});
-
-	it('n8n failing to store the first run (answers 500): the service\'s retry of the same body runs', async () => {
-		const raw = patientBody();
-		const first = await deliver(raw, { options: SAME_BODY, storeRun: { fails: () => true } });
-		expect(first.response.status).toBe(500);
-		const retry = await deliver(raw, { options: SAME_BODY });
-		expect(retry.workflowData).toHaveLength(1);
-		expect((await deliver(raw, { options: SAME_BODY })).workflowData).toBeUndefined();
-	});
-
-	it('"Ignore Repeats For" 0 turns the memory off', async () => {
-		const raw = patientBody();
-		const options = { ...SAME_BODY, duplicateWindowMinutes: 0 };
-		expect((await deliver(raw, { options })).workflowData).toHaveLength(1);
-		expect((await deliver(raw, { options })).workflowData).toHaveLength(1);
-	});
-
-	it('a delivery the event log does not know (default check) is never dropped: each copy starts a run', async () => {
+describe('repeated deliveries, Duplicate Check Off', () => {
+	it('every copy runs again, as the option says', async () => {
 		const raw = patientBody();
 		expect((await deliver(raw)).workflowData).toHaveLength(1);
 		expect((await deliver(raw)).workflowData).toHaveLength(1);
 	});
 
-	it('another workflow node (other name) keeps its own memory', async () => {
+	it('"Same Body Within Window", saved by earlier versions, runs each delivery\'s body as Off does', async () => {
 		const raw = patientBody();
-		expect((await deliver(raw, { options: SAME_BODY })).workflowData).toHaveLength(1);
-		const staticData = { 'node:Second Trigger': activated.nodeStaticData };
-		expect((await deliver(raw, { nodeName: 'Second Trigger', staticData, options: SAME_BODY })).workflowData).toHaveLength(1);
+		const options = { duplicateCheck: 'sameBody', duplicateWindowMinutes: 60 };
+		expect((await deliver(raw, { options })).workflowData).toHaveLength(1);
+		expect((await deliver(raw, { options })).workflowData).toHaveLength(1);
 	});
 });
 

@@ -261,6 +261,24 @@ describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationS
 	);
 
 	it(
+		'events delivered while n8n was stopped (the service\'s retries spent) run once, oldest first, with the first delivery after its start',
+		n8n.run(async (ctx) => {
+			await ensureActive(patientsId);
+			await server.stop();
+			const missed = [];
+			for (let i = 0; i < 5; i++) missed.push(await sim.emit('patient', 'patient-updated', { id: 60 + i, first_name: 'While n8n was down' }));
+			for (const event of missed) expect(event.logs.every((log) => log.response_code === null)).toBe(true);
+			server = n8n.track(await startN8n(ctx));
+			if (ctx.asyncPublication) await server.waitForPublication(patientsId);
+			const first = await sim.emit('patient', 'patient-updated', { id: 65, first_name: 'First after the start' });
+			const [run] = await patientRuns(first);
+			expect(nodeJson(run, 'Patient Events').map((json) => json.eventId)).toEqual([...missed, first].map((event) => event.id));
+			for (const event of missed) expect((await patientRuns(event)).map((execution) => execution.id)).toEqual([run.id]);
+		}),
+		5 * 60_000,
+	);
+
+	it(
 		"the credential's Test button signs in for real and says what is wrong",
 		n8n.run(async () => {
 			const test = async (data: Record<string, unknown>) =>

@@ -1,8 +1,9 @@
 /**
  * The Clinic Trigger under a burst, as a clinic's service sends after an outage: 300
  * distinct events logged within a moment, each delivered twice (the copies at once, or one
- * after the other). Each event starts exactly one run, with its event id; none is lost
- * but those n8n itself refused at every try (under the fast retry schedule below).
+ * after the other). Each event runs exactly once, with its own event id, in a few runs of
+ * many items (deliveries arriving together share one read of the log); none is lost but
+ * those n8n itself refused at every try, at most 5, and those may run with a later delivery.
  * The simulator waits as long as n8n needs to answer (no retries of slow answers), so every
  * run n8n starts is one it answered for, and the count is exact.
  */
@@ -92,45 +93,38 @@ describe.each(ALL_N8N_VERSIONS)('Clinic Trigger under a burst, n8n %s', (version
 			}
 			const acceptedOf = (event: (typeof events)[number]) =>
 				acceptedAsNew(event.logs.map((log) => ({ status: log.response_code, text: log.response })));
-			// Written off under fast retries only: an event whose every try n8n refused at its door,
-			// lost before any trigger.
-			const writtenOff = (event: (typeof events)[number]) =>
-				retryDelayMs === FAST_RETRY_MS && event.logs.every((log) => log.response_code === 503 && log.response.includes(NOT_READY));
-			const reached = events.filter((event) => !writtenOff(event));
-			expect(reached.length).toBeGreaterThan(0);
-			if (reached.length < BURST) {
+			// Under fast retries only: an event whose every try n8n refused at its door (before any
+			// trigger) may be left for the next delivery after the burst; at most 5.
+			const writtenOff = events.filter(
+				(event) => retryDelayMs === FAST_RETRY_MS && event.logs.every((log) => log.response_code === 503 && log.response.includes(NOT_READY)),
+			);
+			if (writtenOff.length > 0) {
 				// n8n's own log of this burst shows why: its database ping got no answer in time.
 				expect(clinic.server.log().slice(logBefore)).toContain('Database connection timed out');
-				process.stdout.write(`burst ${version}: n8n refused every try of ${BURST - reached.length} event(s): "${NOT_READY}"\n`);
+				process.stdout.write(`burst ${version}: n8n refused every try of ${writtenOff.length} event(s): "${NOT_READY}"\n`);
 			}
-			// Each other event accepted as new exactly once; the delivery logs of any other say why.
-			const notOnce = reached
-				.filter((event) => acceptedOf(event) !== 1)
-				.map((event) => ({ event: event.id, answers: event.logs.map((log) => `${log.created_at} ${log.response_code} ${log.response.slice(0, 80)}`) }));
-			expect(notOnce).toEqual([]);
-			const accepted = reached.reduce((sum, event) => sum + acceptedOf(event), 0);
-			const ofThisBurst = (execution: Execution) => {
-				const id = Number((nodeJson(execution, TRIGGER)[0]?.value as { id?: unknown } | undefined)?.id);
-				return id >= firstId && id < firstId + BURST;
-			};
+			expect(writtenOff.length).toBeLessThanOrEqual(5);
+			// Every delivery n8n accepted as new started a run (one of many events, or of none left over).
+			const accepted = events.reduce((sum, event) => sum + acceptedOf(event), 0);
+			const patientOf = (json: { value?: unknown }) => Number((json.value as { id?: unknown } | undefined)?.id);
+			const ofThisBurst = (execution: Execution) => nodeJson(execution, TRIGGER).some((json) => patientOf(json) >= firstId && patientOf(json) < firstId + BURST);
 			const runs = await storedRuns(clinic.server, workflowId(), ofThisBurst, accepted, 10 * 60_000);
-			return { events: reached, accepted, runs };
+			process.stdout.write(`burst ${version}, ${copies}: ${BURST} events ran in ${runs.length} execution(s)\n`);
+			return { events, writtenOff, accepted, runs };
 		}
 
-		/**
-		 * Exactly one run per event that reached the trigger: each patient's event ran once, and a
-		 * run carries its own event's id (or none, when the event log could not answer in time).
-		 */
-		function expectOneRunPerEvent({ events, accepted, runs }: Awaited<ReturnType<typeof burst>>) {
-			expect(accepted).toBe(events.length);
-			const ran = runs.map((run) => nodeJson(run, TRIGGER)[0]);
-			const patientIds = ran.map((json) => Number((json.value as { id: number }).id)).sort((a, b) => a - b);
-			const patientOf = (event: { value: unknown }) => (event.value as { id: number }).id;
-			expect(patientIds).toEqual(events.map(patientOf).sort((a, b) => a - b));
-			const eventOf = new Map(events.map((event) => [patientOf(event), event.id]));
-			for (const json of ran) {
-				if (json.eventId !== null) expect(json.eventId).toBe(eventOf.get((json.value as { id: number }).id));
-			}
+		/** Each event ran once with its own id; a written-off one at most once; no item without an id. */
+		function expectOneRunPerEvent({ events, writtenOff, accepted, runs }: Awaited<ReturnType<typeof burst>>) {
+			expect(runs).toHaveLength(accepted);
+			const items = runs.flatMap((run) => nodeJson(run, TRIGGER)).filter((json) => Number.isFinite(Number((json.value as { id?: unknown }).id)));
+			expect(items.filter((json) => typeof json.eventId !== 'number')).toEqual([]);
+			const times = new Map<number, number>();
+			for (const json of items) times.set(json.eventId as number, (times.get(json.eventId as number) ?? 0) + 1);
+			const off = new Set(writtenOff.map((event) => event.id));
+			const notOnce = events.filter((event) => (off.has(event.id) ? (times.get(event.id) ?? 0) > 1 : times.get(event.id) !== 1)).map((event) => event.id);
+			expect(notOnce).toEqual([]);
+			// A few runs of many events, not one per delivery.
+			expect(runs.length).toBeLessThan(events.length / 2);
 		}
 
 		it.each(copyModes.map((copies) => [COPIES[copies], copies] as const))(

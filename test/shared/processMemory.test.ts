@@ -17,7 +17,6 @@ describe('process memory', () => {
 		expect(stores.map((store) => store.name).sort()).toEqual(
 			[
 				'credentials kept for deliveries',
-				'deliveries taken (duplicate check)',
 				'event log ends',
 				'event-log reads of each trigger',
 				'host limiters',

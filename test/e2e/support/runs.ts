@@ -11,9 +11,17 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 
-import { answeredAsRepeat } from '../../../nodes/ClinicTrigger/duplicateCheck';
 import type { EventDeliveries, EventRecord, Simulator } from '../../simulator';
 import { isFinished, nodeJson, readExecutionsWhen, type Execution, type N8nServer } from '../harness';
+
+/** Whether an answer is the trigger's own to a delivery that starts nothing (`duplicate: true`). */
+function answeredAsRepeat(response: string): boolean {
+	try {
+		return (JSON.parse(response) as { duplicate?: unknown }).duplicate === true;
+	} catch {
+		return false;
+	}
+}
 
 /** How many of these answers n8n gave to a delivery it accepted as new (each starts a run). */
 export function acceptedAsNew(answers: Array<{ status: number | null; text: string }>): number {
@@ -79,12 +87,9 @@ export async function settledRuns(
 	return { runs, event, deliveries, accepted };
 }
 
-/** Picks the runs whose trigger node output this event value (the trigger's `value`). */
+/** Picks the runs whose trigger node output this event value (an item's `value`: a run may hold several events). */
 export function runsWithValue(triggerNode: string, value: unknown): (execution: Execution) => boolean {
-	return (execution) => {
-		const [first] = nodeJson(execution, triggerNode);
-		return first !== undefined && isDeepStrictEqual(first.value, value);
-	};
+	return (execution) => nodeJson(execution, triggerNode).some((item) => isDeepStrictEqual(item.value, value));
 }
 
 /**
