@@ -8,21 +8,37 @@
 #   bash scripts/load-check.sh --fresh      with empty caches, as on a new machine: n8n, Node 24
 #                                           and every npm package downloaded anew (into the
 #                                           check's own folders; yours are not touched)
+#   bash scripts/load-check.sh --new-machine  --fresh, and first removes Debian's Chromium,
+#                                           PostgreSQL and Redis with their data (root only), as a
+#                                           new machine has none of them: the run's own scripts
+#                                           install them again
 set -uo pipefail
 loops=1
 fresh=0
+new_machine=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--loops) loops=$2; shift 2 ;;
 		--fresh) fresh=1; shift ;;
+		--new-machine) fresh=1; new_machine=1; shift ;;
 		*) echo "unknown option $1" >&2; exit 2 ;;
 	esac
 done
 
+if [ "$new_machine" = 1 ]; then
+	[ "$(id -u)" = 0 ] || { echo "load check: --new-machine removes Debian packages: run it as root" >&2; exit 2; }
+	echo "load check: removing Chromium, PostgreSQL and Redis with their data, as on a new machine"
+	systemctl stop redis-server postgresql 2>/dev/null || true
+	pkill -x redis-server 2>/dev/null || true
+	DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq 'chromium*' 'postgresql*' 'redis*' >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get autoremove -y -qq --purge >/dev/null
+	rm -rf /var/lib/postgresql /var/lib/redis /etc/postgresql /etc/redis
+fi
+
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/load-check-XXXXXX)
 git clone --quiet "$repo" "$work/clone"
-echo "load check: $(git -C "$work/clone" log --oneline -1), $loops busy loop(s), fresh caches: $fresh, in $work"
+echo "load check: $(git -C "$work/clone" log --oneline -1), $loops busy loop(s), fresh caches: $fresh, new machine: $new_machine, in $work"
 
 # A fresh run gets caches of its own (N8N_CLINIC_CACHE, npm's cache): the user's stay as they
 # are, and other npm commands running meanwhile cannot race with it.
