@@ -214,6 +214,10 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 	const style = `${E2E_MARKER_HIDDEN}\n${CAPTION_HIDDEN}`;
 	const shoot = async (name: string, target: 'page' | 'panel' = 'panel') => {
 		const file = join(shots, `${name}.png`);
+		// Once the canvas or panel has settled: no animation still running (the canvas fades in), endless ones aside.
+		await page
+			.waitForFunction("document.getAnimations().every((a) => a.playState !== 'running' || a.effect?.getTiming().iterations === Infinity)", undefined, { timeout: 10_000 })
+			.catch(() => undefined);
 		if (target === 'panel') await page.getByTestId('ndv').screenshot({ path: file, style });
 		else await page.screenshot({ path: file, style });
 		return file;

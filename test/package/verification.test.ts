@@ -229,8 +229,9 @@ describe("the README's screenshots", () => {
 	const readme = readFileSync(join(root, 'README.md'), 'utf8');
 	const images = [...readme.matchAll(/!\[[^\]]*\]\((docs\/screenshots\/[^)]+)\)/g)].map((match) => match[1]);
 
-	it('shows eight, from the browser test, as small PNGs in the repository', () => {
-		expect(images).toHaveLength(8);
+	it('shows nine, from the browser test (the first a still frame of its demo video), as small PNGs in the repository', () => {
+		expect(images).toHaveLength(9);
+		expect(images[0]).toBe('docs/screenshots/demo.png');
 		for (const image of images) {
 			const bytes = readFileSync(join(root, image));
 			expect([image, bytes.subarray(1, 4).toString('latin1')]).toEqual([image, 'PNG']);
