@@ -78,8 +78,9 @@ const reads = keptInProcess('event-log reads of each trigger', '1,000 triggers, 
 
 /**
  * The events past `saved` (the cursor n8n loaded for this delivery, which reached the
- * trigger at `arrivedAt`) that this delivery runs. Rejects when the log gives no answer within `deadlineMs` (the read goes on for the
- * deliveries after it) or fails; nothing is taken then.
+ * trigger at `arrivedAt`) that this delivery runs. Rejects when the log gives no answer
+ * within `deadlineMs` (the read goes on for the deliveries after it) or fails; nothing is
+ * taken then.
  */
 export async function readNewEvents(trigger: string, log: EventLog, filters: EventFilter[], saved: Cursor, arrivedAt: number, deadlineMs: number): Promise<NewEvents> {
 	const state = reads.get(trigger) ?? {};
@@ -94,7 +95,7 @@ export async function readNewEvents(trigger: string, log: EventLog, filters: Eve
 		void sleep(deadlineMs).then(() => {
 			if (settled) return;
 			waiter.gone = true;
-			waiter.reject(new Error(`no answer within ${deadlineMs / 1000} s`));
+			waiter.reject(new Error(`no answer in the ${(deadlineMs / 1000).toFixed(1)} s left to answer the delivery`));
 		});
 		if (state.next) {
 			state.next.waiters.push(waiter);

@@ -130,13 +130,13 @@ it('a log answering 500: the delivery gets a server error and runs nothing; the 
 	expect(idsRun([await deliver({ value }), await deliver({ value })])).toEqual([record.id]);
 });
 
-it('a log answering later than the service waits: answered 503 within 5 s, nothing runs without an id', async () => {
+it('a log answering later than the service waits: answered 503 before the log answers, nothing runs without an id', async () => {
 	const value = newValue();
 	const record = logNow(sim, value);
-	sim.addFault({ kind: 'stall', host: 'webhooks', method: 'GET', path: '/events', ms: 7000, count: 1 });
-	const started = Date.now();
+	// The log answers only after this test's own timeout: a delivery that waited for it would fail the test.
+	sim.addFault({ kind: 'stall', host: 'webhooks', method: 'GET', path: '/events', ms: 60_000, count: 1 });
 	const late = await deliver({ value });
-	expect(Date.now() - started).toBeLessThan(6000);
+	sim.clearFaults();
 	expect(late.response.status).toBe(503);
 	expect(late.workflowData).toBeUndefined();
 	expect(idsRun([await deliver({ value })])).toEqual([record.id]);

@@ -370,17 +370,14 @@ describe.each(setups)('a misbehaving service, n8n %s', (_label, version) => {
 			let accepted = 1;
 			for (const [index, [label, fault]] of LOG_FAULTS.entries()) {
 				sim.addFault(onEventLog(fault));
-				const started = Date.now();
 				const record = await sim.emit('patient', 'patient-updated', { id: 700 + index, first_name: label });
-				const tookMs = Date.now() - started;
 				const answers = record.logs.map((log) => log.response_code);
-				// The log could not be read in time: a server error, so that the service tries again.
+				// The log could not be read in time: a server error, so that the service tries again. A
+				// try n8n did not answer within the service's 10 s wait is logged without a code (null).
 				// A log that ignores the offset may still be read whole in one page: then it runs.
 				if (label === 'ignores offset' && JSON.stringify(answers) === '[200]') accepted++;
 				else if (answers.length === 0 || answers.some((code) => code !== 503)) {
 					problems.push(`${label}: delivery attempts answered ${JSON.stringify(answers)}, expected 503 each`);
-				} else if (tookMs > answers.length * 8000) {
-					problems.push(`${label}: ${answers.length} attempts took ${tookMs} ms`);
 				}
 				sim.clearFaults();
 				refused.push({ label, eventId: record.id });
