@@ -1,7 +1,7 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
-import { nodeAuthenticationOptions } from '../shared/authentication';
+import { nodeAuthenticationOptions, portalAuthenticationProperty } from '../shared/authentication';
 import { timeoutOption } from '../shared/timeoutOption';
 import { router } from './actions/router';
 import { MAX_PARALLEL_REQUESTS } from './actions/scheduler';
@@ -38,7 +38,7 @@ export class Clinic implements INodeType {
 			{
 				name: 'clinicPatientPortalApi',
 				required: true,
-				displayOptions: { show: { resource: ['patientPortal'], operation: ['getPeople'], tokenSource: ['credential'] } },
+				displayOptions: { show: { authentication: ['clinicPatientPortalApi'], tokenSource: ['credential'] } },
 			},
 		],
 		properties: [
@@ -51,6 +51,7 @@ export class Clinic implements INodeType {
 				// Only Patient Portal has Get People, and it signs with the portal token alone.
 				displayOptions: { hide: { operation: ['getPeople'] } },
 			},
+			portalAuthenticationProperty,
 			{
 				displayName: 'API Base URL',
 				name: 'baseUrl',
@@ -130,6 +131,7 @@ export class Clinic implements INodeType {
 	};
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await router.call(this);
+		// With Continue On Fail, a failed item becomes an error item paired to its input.
+		return await router.call(this, { continueOnFail: this.continueOnFail() });
 	}
 }

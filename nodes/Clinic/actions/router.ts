@@ -40,7 +40,7 @@ function errorItem({ message, description, httpCode }: NodeApiError, itemIndex: 
  * parallelism; with "Continue On Fail" a failed item becomes an error item paired to its
  * input; otherwise the run stops at the first failed item (in input order).
  */
-export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+export async function router(this: IExecuteFunctions, { continueOnFail }: { continueOnFail: boolean }): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
 	const resource = this.getNodeParameter('resource', 0) as string;
 	const operation = this.getNodeParameter('operation', 0) as string;
@@ -64,7 +64,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			results[itemIndex] = this.helpers.constructExecutionMetaData(output, { itemData: { item: itemIndex } });
 		} catch (error) {
 			if (error instanceof TurnCancelled) return;
-			if (this.continueOnFail()) {
+			if (continueOnFail) {
 				results[itemIndex] = [errorItem(error as NodeApiError, itemIndex)];
 				return;
 			}
