@@ -60,7 +60,7 @@ export class Clinic implements INodeType {
 				required: true,
 				placeholder: 'https://api.your-clinic-service.com/api/v1',
 				description: 'Address of the clinic API, used when no credential is selected',
-				displayOptions: { show: { authentication: ['none'] } },
+				displayOptions: { show: { authentication: ['none'] }, hide: { operation: ['getPeople'] } },
 			},
 			{
 				displayName: 'Resource',

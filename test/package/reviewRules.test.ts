@@ -69,6 +69,13 @@ describe('a Get People node as the editor saved it before (no Authentication par
 		});
 	});
 
+	it("a node switched to Get People holding None: no staff API Base URL (Get People's run says to set Portal Token)", () => {
+		const baseUrl = description.properties.find((property) => property.name === 'baseUrl')!;
+		const parameters = { authentication: 'none', resource: 'patientPortal', operation: 'getPeople' };
+		const node: INode = { id: 'n', name: 'Clinic', type: 'n8n-nodes-clinic.clinic', typeVersion: 1.1, position: [0, 0], parameters };
+		expect(NodeHelpers.displayParameter(parameters, baseUrl, node, description, parameters)).toBe(false);
+	});
+
 	it('with the token from an earlier step, no credential', () => {
 		expect(shown({ resource: 'patientPortal', operation: 'getPeople', tokenSource: 'parameter' }, 1.1).credentials).toEqual([]);
 	});
