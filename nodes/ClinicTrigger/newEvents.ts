@@ -15,10 +15,12 @@
  *
  * In one process, deliveries arriving together share one read: one that comes while a read
  * is under way waits for the next, and of the deliveries a read answers, the first still
- * waiting runs what it found. Deliveries that arrive before n8n has answered that run (its
- * cursor saved or refused by then), or within ANSWER_MARGIN_MS after, read on from its
- * cursor here: they loaded their static data before n8n could save it. A delivery after that
- * (the service's retry of a run n8n refused, say) reads on from what n8n saved.
+ * waiting runs what it found. The deliveries after it may have loaded their static data
+ * before n8n saved that run's cursor, so they read on from its cursor here: until n8n
+ * answered; after a 2xx (n8n 2.x stored the run, and writes the cursor after answering,
+ * seconds later when its database is busy) for TAKEN_HELD_MS more; after a refusal, those
+ * that arrived within ANSWER_MARGIN_MS of it. A delivery after that (the service's retry of a
+ * run n8n refused, say) reads on from what n8n saved.
  */
 import { sleep } from 'n8n-workflow';
 
@@ -31,9 +33,9 @@ import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 
 /** Most events one delivery runs; the rest run with the next one. */
 export const MAX_EVENTS_PER_RUN = 1000;
-/** Longest this process reads on from a run's cursor that n8n's database may not show yet (n8n never answered it). */
+/** How long this process reads on from a run's cursor that n8n's database may not show yet: unanswered, or stored. */
 export const TAKEN_HELD_MS = 30_000;
-/** After n8n answered a run, how late a delivery that loaded its static data before may still reach the trigger (n8n reads it, then prepares the request). */
+/** After n8n refused a run, how late a delivery that loaded its static data before may still reach the trigger (n8n reads it, then prepares the request). */
 export const ANSWER_MARGIN_MS = 5000;
 
 export interface NewEvents {
@@ -41,8 +43,8 @@ export interface NewEvents {
 	events: EventRecord[];
 	/** The cursor once they ran: for the node's static data. */
 	cursor: Cursor;
-	/** To call once n8n answered the delivery that runs them. */
-	answered?: () => void;
+	/** To call once n8n answered the delivery that runs them, with the status it answered. */
+	answered?: (status: number) => void;
 }
 
 interface Waiter {
@@ -64,13 +66,15 @@ interface Batch {
 interface TriggerReads {
 	reading?: boolean;
 	next?: Batch;
-	taken?: { cursor: Cursor; at: number; answeredAt?: number };
+	taken?: { cursor: Cursor; at: number; answered?: { at: number; stored: boolean } };
 }
 
 /** Whether deliveries that arrived at `arrived` may not see in n8n's database what this process took. */
 function heldFor(taken: TriggerReads['taken'], arrived: number): taken is NonNullable<TriggerReads['taken']> {
-	if (!taken || Date.now() - taken.at >= TAKEN_HELD_MS) return false;
-	return taken.answeredAt === undefined || arrived < taken.answeredAt + ANSWER_MARGIN_MS;
+	if (!taken) return false;
+	const { answered } = taken;
+	if (!answered) return Date.now() - taken.at < TAKEN_HELD_MS;
+	return answered.stored ? Date.now() - answered.at < TAKEN_HELD_MS : arrived < answered.at + ANSWER_MARGIN_MS;
 }
 
 /** The one store of the trigger's reads: under way, waiting, and the last run's cursor. */
@@ -95,7 +99,7 @@ export async function readNewEvents(trigger: string, log: EventLog, filters: Eve
 		void sleep(deadlineMs).then(() => {
 			if (settled) return;
 			waiter.gone = true;
-			waiter.reject(new Error(`no answer in the ${(deadlineMs / 1000).toFixed(1)} s left to answer the delivery`));
+			waiter.reject(new Error(`no answer within ${deadlineMs / 1000} s`));
 		});
 		if (state.next) {
 			state.next.waiters.push(waiter);
@@ -118,11 +122,11 @@ async function readNext(state: TriggerReads): Promise<void> {
 		const outcome = await poll(batch.log, batch.filters, from, MAX_EVENTS_PER_RUN);
 		// Decided in one synchronous step: one delivery runs them, the others find them taken.
 		const runner = batch.waiters.find((waiter) => !waiter.gone);
-		let answered: (() => void) | undefined;
+		let answered: NewEvents['answered'];
 		if (runner && outcome.events.length > 0) {
 			const taken: NonNullable<TriggerReads['taken']> = { cursor: outcome.cursor, at: Date.now() };
 			state.taken = taken;
-			answered = () => (taken.answeredAt ??= Date.now());
+			answered = (status) => (taken.answered ??= { at: Date.now(), stored: status >= 200 && status < 300 });
 		}
 		for (const waiter of batch.waiters) waiter.resolve(waiter === runner ? { ...outcome, answered } : { events: [], cursor: outcome.cursor });
 	} catch (error) {

@@ -19,7 +19,7 @@ import { TAKEN_HELD_MS, readNewEvents } from './newEvents';
 import type { NewEvents } from './newEvents';
 import type { StoredSubscription } from './storage';
 
-/** A delivery is answered within this, whatever the log does: the service's wait is short. */
+/** How long the log has to answer a delivery's read: the delivery is answered by then, whatever the log does (the service's wait is short). */
 export const EVENT_LOG_ANSWER_MS = 5000;
 /** The answer to a delivery that finds nothing new (a copy, a re-send): a 200, so the service stops retrying. */
 export const NOTHING_NEW_ANSWER = { received: true, duplicate: true };
@@ -82,10 +82,9 @@ export async function runNewEvents(ctx: IWebhookFunctions, delivery: TriggerDeli
 		const filters = await triggerFilters(ctx.getNodeParameter('events', []), delivery.stored, delivery.client);
 		// Activated by a version without cursors: from now, with what was logged just before (this delivery's event).
 		const saved = isCursor(staticData.cursor) ? staticData.cursor : await cursorAfterUpdate(ctx, log, filters);
-		const left = Math.max(0, EVENT_LOG_ANSWER_MS - (performance.now() - delivery.arrived));
 		// Test listening keeps its own cursor (in n8n's memory): its reads are not production's.
 		const arrivedAt = Date.now() - (performance.now() - delivery.arrived);
-		found = await readNewEvents(`${delivery.trigger}\n${ctx.getMode()}`, log, filters, saved, arrivedAt, left);
+		found = await readNewEvents(`${delivery.trigger}\n${ctx.getMode()}`, log, filters, saved, arrivedAt, EVENT_LOG_ANSWER_MS);
 	} catch (error) {
 		const reason = (error as Error).message;
 		ctx.logger.warn(`Clinic Trigger "${node.name}": the event log could not be read (${reason}); nothing ran, the service's retry or the next delivery runs its events`);
@@ -116,7 +115,7 @@ function keepCursorMarked(ctx: IWebhookFunctions, staticData: IDataObject, found
 	let answered = false;
 	const onAnswered = () => {
 		answered = true;
-		found.answered?.();
+		found.answered?.(response.statusCode);
 	};
 	response.once('finish', onAnswered);
 	response.once('close', onAnswered);

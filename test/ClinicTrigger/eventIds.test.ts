@@ -119,6 +119,18 @@ it('a run n8n refused to store: its copies meanwhile run nothing, and a delivery
 	expect(idsRun([await deliver({ value })])).toEqual([]);
 });
 
+it('a run n8n stored, whose cursor its busy database writes seconds after the answer: a delivery 10 s later that loaded the static data before runs nothing', async () => {
+	const value = newValue();
+	const record = logNow(sim, value);
+	const before = saved;
+	expect(idsRun([await deliver({ value })])).toEqual([record.id]);
+	// The copy loaded the static data before n8n wrote the run's cursor, and reaches the trigger 10 s after the answer.
+	saved = before;
+	const now = Date.now();
+	jest.spyOn(Date, 'now').mockImplementation(() => now + 10_000);
+	expect(idsRun([await deliver({ value })])).toEqual([]);
+});
+
 it('a log answering 500: the delivery gets a server error and runs nothing; the retry runs the event once', async () => {
 	const value = newValue();
 	const record = logNow(sim, value);
