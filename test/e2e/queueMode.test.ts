@@ -1,7 +1,8 @@
 /**
  * The package on n8n's distributed setup (queue mode): PostgreSQL, Redis, one main, two
  * workers and two webhook processors behind a round-robin balancer, one encryption key,
- * one user folder with the package installed as the Community Nodes screen does.
+ * one user folder with the package installed as docs/queue-mode.md tells operators to for an
+ * image or a worker (`npm install --prefix ~/.n8n/nodes`: no native module comes with it).
  *
  * - A Clinic Trigger delivery reaches a webhook processor and runs on a worker.
  * - Refresh Token and password credentials: 3 rounds of 20 concurrent executions split
@@ -85,6 +86,7 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 	const clinic = useClinicN8n({
 		version,
 		label: 'queue',
+		installPackage: 'npm',
 		// Latency spreads each round's executions over both workers, as real API calls do.
 		simulator: { allowHttpCallbacks: true, deliveryRetryDelayMs: 100, latencyMs: 150 },
 		queue: { workers: WORKERS, webhookProcessors: 2, concurrency: 10 },

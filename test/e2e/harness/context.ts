@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 import { getFreePort, n8nEnv, type N8nEnvOptions, type PublicationService } from './env';
 import { ensureN8n, type N8nInstall } from './install';
-import { installPackage, type InstalledPackage } from './package';
+import { installPackage, installWithNpm, type InstalledPackage } from './package';
 import { runLogged, spawnLogged, stopProcess, tailFile, type RunResult } from './processes';
 
 export interface N8nContextOptions {
@@ -168,9 +168,13 @@ export class N8nContext {
 		child.once('exit', () => this.children.delete(child));
 	}
 
-	/** Installs a packed community package into this context's user folder. */
-	installPackage(tarballPath: string): InstalledPackage {
-		const installed = installPackage(this.userFolder, tarballPath, { nodeBin: this.install.nodeBin });
+	/**
+	 * Installs a packed community package into this context's user folder: as the Community
+	 * Nodes screen does, or with `npm install --prefix` as docs/queue-mode.md says for images and workers.
+	 */
+	installPackage(tarballPath: string, how: 'screen' | 'npm' = 'screen'): InstalledPackage {
+		const install = how === 'npm' ? installWithNpm : installPackage;
+		const installed = install(this.userFolder, tarballPath, { nodeBin: this.install.nodeBin });
 		this.packages.push(installed);
 		return installed;
 	}

@@ -9,7 +9,7 @@
  * the package without it.)
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 export interface InstalledPackage {
@@ -86,4 +86,29 @@ export function installPackage(
 		'utf8',
 	);
 	return { name: manifest.name, version: manifest.version, dir };
+}
+
+/**
+ * The package installed as docs/queue-mode.md tells operators to for an image or a worker:
+ * `npm install --prefix ~/.n8n/nodes n8n-nodes-clinic` (here with the packed tarball for the
+ * name). Nothing is dropped from its package.json: npm itself leaves the optional peer out.
+ * Throws when the install brought a native module (a compile, and a failure on musl images).
+ */
+export function installWithNpm(userFolder: string, tarballPath: string, options: InstallPackageOptions = {}): InstalledPackage {
+	const downloadFolder = nodesFolder(userFolder);
+	mkdirSync(downloadFolder, { recursive: true });
+	const env: NodeJS.ProcessEnv = { ...process.env };
+	if (options.nodeBin) env.PATH = `${dirname(options.nodeBin)}:${process.env.PATH ?? ''}`;
+	execFileSync('npm', ['install', '--prefix', downloadFolder, '--audit=false', '--fund=false', tarballPath], {
+		env,
+		stdio: 'pipe',
+		timeout: options.timeoutMs ?? 5 * 60_000,
+	});
+	const { name, version } = JSON.parse(execFileSync('tar', ['-xzOf', tarballPath, 'package/package.json'], { encoding: 'utf8' })) as {
+		name: string;
+		version: string;
+	};
+	const native = readdirSync(join(downloadFolder, 'node_modules'), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.node'));
+	if (native.length > 0) throw new Error(`npm install --prefix ${downloadFolder} brought native modules: ${native.join(', ')}`);
+	return { name, version, dir: join(downloadFolder, 'node_modules', name) };
 }

@@ -46,8 +46,11 @@ export interface ClinicN8nOptions {
 	/** Default: the simulator's password credential (`simulatorCredentials`). */
 	credentials?: (sim: Simulator) => CredentialImport[];
 	workflows?: (sim: Simulator) => WorkflowImport[];
-	/** Default true: the package is in n8n's nodes folder before n8n starts. */
-	installPackage?: boolean;
+	/**
+	 * Default true: the package is in n8n's nodes folder before n8n starts, as the Community
+	 * Nodes screen puts it; 'npm': with the command docs/queue-mode.md gives for images and workers.
+	 */
+	installPackage?: boolean | 'npm';
 	/** Default true: n8n is running when the first test starts. */
 	start?: boolean;
 }
@@ -77,7 +80,7 @@ export function useClinicN8n(options: ClinicN8nOptions): ClinicN8n {
 		const simulatorOptions = typeof options.simulator === 'function' ? options.simulator(ctx) : options.simulator;
 		sim = await startSimulator(simulatorOptions);
 		await options.prepare?.(sim, ctx);
-		if (options.installPackage !== false) ctx.installPackage(packRepository(ctx.rootDir));
+		if (options.installPackage !== false) ctx.installPackage(packRepository(ctx.rootDir), options.installPackage === 'npm' ? 'npm' : 'screen');
 		await importCredentials(ctx, (options.credentials ?? simulatorCredentials)(sim));
 		if (options.workflows) workflowIds = await importWorkflows(ctx, options.workflows(sim));
 		if (options.start === false) return;
