@@ -14,7 +14,7 @@ import { signDelivery, type Simulator } from '../../test/simulator';
 export type Receiver = 'trigger' | 'diy' | 'bare' | 'webhookHeaderAuth' | 'webhook';
 export const RECEIVERS: Receiver[] = ['trigger', 'diy', 'bare', 'webhookHeaderAuth', 'webhook'];
 export const LABELS: Record<Receiver, string> = {
-	trigger: 'Clinic Trigger (signature checked, duplicates dropped)',
+	trigger: 'Clinic Trigger (signature checked, the log\'s events run by id)',
 	diy: 'Do it yourself: Webhook (raw body) -> Crypto (HMAC) -> If (signature matches) -> Remove Duplicates',
 	bare: 'Bare community trigger (emits the body, nothing else)',
 	webhookHeaderAuth: 'Webhook node, Header Auth',
