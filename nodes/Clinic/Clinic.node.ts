@@ -1,7 +1,7 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
-import { nodeAuthenticationOptions, portalAuthenticationProperty } from '../shared/authentication';
+import { nodeAuthenticationOptions } from '../shared/authentication';
 import { timeoutOption } from '../shared/timeoutOption';
 import { router } from './actions/router';
 import { MAX_PARALLEL_REQUESTS } from './actions/scheduler';
@@ -38,7 +38,7 @@ export class Clinic implements INodeType {
 			{
 				name: 'clinicPatientPortalApi',
 				required: true,
-				displayOptions: { show: { authentication: ['clinicPatientPortalApi'], tokenSource: ['credential'] } },
+				displayOptions: { show: { resource: ['patientPortal'], operation: ['getPeople'], tokenSource: ['credential'] } },
 			},
 		],
 		properties: [
@@ -51,7 +51,6 @@ export class Clinic implements INodeType {
 				// Only Patient Portal has Get People, and it signs with the portal token alone.
 				displayOptions: { hide: { operation: ['getPeople'] } },
 			},
-			portalAuthenticationProperty,
 			{
 				displayName: 'API Base URL',
 				name: 'baseUrl',

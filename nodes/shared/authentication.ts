@@ -42,23 +42,3 @@ export const integrationAuthenticationProperty: INodeProperties = {
 	options: integrationAuthenticationOptions,
 	default: 'clinicApi',
 };
-
-/**
- * Get People's Authentication: the portal token alone. One property names every credential
- * of the action node (each shown for one of its values); saved Get People nodes, which hold
- * no Authentication, take this default.
- */
-export const portalAuthenticationProperty: INodeProperties = {
-	displayName: 'Authentication',
-	name: 'authentication',
-	type: 'options',
-	options: [
-		{
-			name: 'Portal Token (Clinic Patient Portal API)',
-			value: 'clinicPatientPortalApi',
-			description: "A patient's portal token, from the credential or from an earlier step (Portal Token From)",
-		},
-	],
-	default: 'clinicPatientPortalApi',
-	displayOptions: { show: { resource: ['patientPortal'], operation: ['getPeople'] } },
-};

@@ -123,18 +123,4 @@ describe('Patient Portal > Get People', () => {
 		const secrets = new SecretCollector().addFromStore(result.store).list();
 		expect(findLeaks(secrets, result.output)).toEqual([]);
 	});
-
-	test.each(['clinicRefreshTokenApi', 'none'])(
-		'a node switched to Get People still holding Authentication %s: says to set Portal Token, sends nothing',
-		async (authentication) => {
-			const token = await portalToken();
-			t.sim.clearLog();
-			const result = await t.run(
-				{ authentication, resource: 'patientPortal', operation: 'getPeople' },
-				{ credentials: { clinicPatientPortalApi: { baseUrl: t.sim.apiBaseUrl, portalToken: token } } },
-			);
-			expect(result.error?.message).toBe("Set Authentication to Portal Token: Get People signs in with a patient's portal token");
-			expect(t.sim.log).toEqual([]);
-		},
-	);
 });

@@ -1,7 +1,6 @@
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { PORTAL_CREDENTIAL_TYPE } from '../../../shared/credentialSettings';
 import type { ClinicClient } from '../../../shared/transport';
 import { describeBaseUrlProblem } from '../../../shared/urls';
 import { limitRecords, returnAllOrLimit } from '../common';
@@ -69,19 +68,6 @@ export const description = updateDisplayOptions(
 	properties,
 );
 
-/**
- * A node switched to Get People keeps the Authentication it had (n8n keeps a value that is
- * not the default); n8n then offers no portal credential and would only say "Credentials not found".
- */
-function requirePortalAuthentication(ctx: IExecuteFunctions, itemIndex: number): void {
-	const authentication = ctx.getNodeParameter('authentication', itemIndex, PORTAL_CREDENTIAL_TYPE);
-	if (authentication === PORTAL_CREDENTIAL_TYPE) return;
-	throw new NodeOperationError(ctx.getNode(), 'Set Authentication to Portal Token: Get People signs in with a patient\'s portal token', {
-		itemIndex,
-		description: `This node still holds Authentication "${String(authentication)}" from another operation. Choose Portal Token (Clinic Patient Portal API) in Authentication, then pick the credential.`,
-	});
-}
-
 /** The token and address of an earlier Verify Code step, checked before anything is sent. */
 function portalFromStep(ctx: IExecuteFunctions, itemIndex: number): { token: string; baseUrl: string } {
 	const token = String(ctx.getNodeParameter('portalToken', itemIndex, '') ?? '').trim();
@@ -104,7 +90,6 @@ export async function execute(
 	client: ClinicClient,
 ): Promise<INodeExecutionData[]> {
 	const fromStep = this.getNodeParameter('tokenSource', itemIndex, 'credential') === 'parameter';
-	if (!fromStep) requirePortalAuthentication(this, itemIndex);
 	const portal = fromStep ? portalFromStep(this, itemIndex) : undefined;
 	const body = await client.request(
 		{ method: 'GET', path: '/patient_portal/people', auth: 'portal', portal, subject: 'The portal\'s people' },
