@@ -15,8 +15,9 @@ export class Clinic implements INodeType {
 		icon: { light: 'file:clinic.svg', dark: 'file:clinic.dark.svg' },
 		group: ['transform'],
 		// 1.1: the Output choice (Simplified by default); saved version 1 nodes output as before.
-		version: [1, 1.1],
-		defaultVersion: 1.1,
+		// 1.2: Get People's token source is its Authentication (Portal Token From before).
+		version: [1, 1.1, 1.2],
+		defaultVersion: 1.2,
 		subtitle: operationSubtitle(),
 		description:
 			'Patients, consultations, prescriptions, charges, CFDI invoices, billing reports, telehealth waiting rooms and webhook events of your clinic-management service',
@@ -38,7 +39,8 @@ export class Clinic implements INodeType {
 			{
 				name: 'clinicPatientPortalApi',
 				required: true,
-				displayOptions: { show: { resource: ['patientPortal'], operation: ['getPeople'], tokenSource: ['credential'] } },
+				// Shown by Authentication, as the others (Get People's own, shared/authentication.ts).
+				displayOptions: { show: { authentication: ['clinicPatientPortalApi'], tokenSource: ['credential'] } },
 			},
 		],
 		properties: [

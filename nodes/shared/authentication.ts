@@ -42,3 +42,42 @@ export const integrationAuthenticationProperty: INodeProperties = {
 	options: integrationAuthenticationOptions,
 	default: 'clinicApi',
 };
+
+/**
+ * Get People's Authentication: the portal credential, or (from node version 1.2) none, with
+ * the token of an earlier Verify Code step. It names the portal credential as the other
+ * Authentication names the staff ones, so one property tells every credential apart. Both
+ * definitions offer None, so n8n's editor takes neither for a main authentication field
+ * (which would hide Authentication, Resource and Operation). Before 1.2 it is fixed (hidden),
+ * so that a Get People node saved then, which holds no Authentication, shows its credential.
+ */
+const portalTokenOption = {
+	name: 'Portal Token (Clinic Patient Portal API)',
+	value: 'clinicPatientPortalApi',
+	description: "A patient's portal token, from a Clinic Patient Portal API credential",
+};
+const tokenFromStepOption = {
+	name: 'None (Token From an Earlier Step)',
+	value: 'none',
+	description: 'The token output by Patient Portal > Verify Code in this workflow',
+};
+const getPeople = { resource: ['patientPortal'], operation: ['getPeople'] };
+
+export const portalAuthenticationProperties: INodeProperties[] = [
+	{
+		displayName: 'Authentication',
+		name: 'authentication',
+		type: 'hidden',
+		options: [portalTokenOption, tokenFromStepOption],
+		default: 'clinicPatientPortalApi',
+		displayOptions: { show: { '@version': [1, 1.1], ...getPeople } },
+	},
+	{
+		displayName: 'Authentication',
+		name: 'authentication',
+		type: 'options',
+		options: [portalTokenOption, tokenFromStepOption],
+		default: 'clinicPatientPortalApi',
+		displayOptions: { show: { '@version': [1.2], ...getPeople } },
+	},
+];

@@ -19,8 +19,9 @@ import { WEBHOOK_SERVICE_URL_FIELD, describeBaseUrlProblem, missingWebhookServic
 import { normaliseApiBaseUrl, normaliseWebhookBaseUrl } from '../../credentials/ClinicNetwork';
 
 export type IntegrationCredentialType = 'clinicApi' | 'clinicRefreshTokenApi';
-export type Authentication = IntegrationCredentialType | 'none';
 export const PORTAL_CREDENTIAL_TYPE = 'clinicPatientPortalApi';
+/** The node's Authentication; the portal credential is Get People's. */
+export type Authentication = IntegrationCredentialType | typeof PORTAL_CREDENTIAL_TYPE | 'none';
 
 export type Context = IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions | IPollFunctions;
 
@@ -49,7 +50,7 @@ export class CredentialSettings {
 	) {}
 
 	get integrationType(): IntegrationCredentialType | undefined {
-		return this.authentication === 'none' ? undefined : this.authentication;
+		return this.authentication === 'none' || this.authentication === PORTAL_CREDENTIAL_TYPE ? undefined : this.authentication;
 	}
 
 	/** The credential as decrypted once; `data` is the object n8n updates when it signs in. */

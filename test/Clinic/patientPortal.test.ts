@@ -123,4 +123,41 @@ describe('Patient Portal > Get People', () => {
 		const secrets = new SecretCollector().addFromStore(result.store).list();
 		expect(findLeaks(secrets, result.output)).toEqual([]);
 	});
+
+	describe('version 1.2: Authentication chooses where the token comes from', () => {
+		const V12 = { typeVersion: 1.2 };
+
+		test('Portal Token: the credential signs', async () => {
+			const token = await portalToken();
+			t.sim.clearLog();
+			const result = await t.run(
+				{ resource: 'patientPortal', operation: 'getPeople' },
+				{ ...V12, credentials: { clinicPatientPortalApi: { baseUrl: t.sim.apiBaseUrl, portalToken: token } } },
+			);
+			expect(jsonOf(result).map((person) => person.id)).toEqual([1, 4]);
+			expect(t.sim.log.map((entry) => entry.tokenKind)).toEqual(['portal']);
+		});
+
+		test('None: the token and address of an earlier Verify Code step, no credential', async () => {
+			const token = await portalToken();
+			t.sim.clearLog();
+			const result = await t.run(
+				{ resource: 'patientPortal', operation: 'getPeople', authentication: 'none', portalToken: token, portalBaseUrl: t.sim.apiBaseUrl },
+				{ ...V12, credentials: {} },
+			);
+			expect(jsonOf(result).map((person) => person.id)).toEqual([1, 4]);
+			expect(t.sim.log.map((entry) => [entry.path, entry.tokenKind])).toEqual([['/api/v1/patient_portal/people', 'portal']]);
+		});
+
+		test.each([1.1, 1.2])('a node (version %s) switched to Get People still holding Authentication Refresh Token: says what to do, sends nothing', async (typeVersion) => {
+			const token = await portalToken();
+			t.sim.clearLog();
+			const result = await t.run(
+				{ authentication: 'clinicRefreshTokenApi', resource: 'patientPortal', operation: 'getPeople' },
+				{ typeVersion, credentials: { clinicPatientPortalApi: { baseUrl: t.sim.apiBaseUrl, portalToken: token } } },
+			);
+			expect(result.error?.message).toBe("Set Authentication to Portal Token: Get People signs in with a patient's portal token");
+			expect(t.sim.log).toEqual([]);
+		});
+	});
 });

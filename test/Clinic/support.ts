@@ -42,7 +42,8 @@ export function useSimulator(options: SimulatorOptions = {}): Harness {
 		await runClinicNode({
 			credentials: { clinicApi: integrationCredentials(harness.sim) },
 			...options,
-			parameters: { authentication: 'clinicApi', ...parameters },
+			// As the editor saves a node: Get People holds no staff Authentication (hidden there, so not saved).
+			parameters: parameters.operation === 'getPeople' ? parameters : { authentication: 'clinicApi', ...parameters },
 		});
 	harness.requests = () => harness.sim.log.filter((entry) => entry.path !== '/api/v1/oauth/token');
 	return harness;

@@ -176,9 +176,9 @@ describe('the editor', () => {
 	const defaults = (type: typeof description, version: number, resource: string, operation: string) =>
 		NodeHelpers.getNodeParameters(type.properties, { resource, operation }, true, false, { typeVersion: version }, type) ?? {};
 
-	it('new nodes are version 1.1', () => {
-		expect(description.defaultVersion).toBe(1.1);
-		expect(description.version).toEqual([1, 1.1]);
+	it('new nodes are version 1.2', () => {
+		expect(description.defaultVersion).toBe(1.2);
+		expect(description.version).toEqual([1, 1.1, 1.2]);
 	});
 
 	it.each([

@@ -1,10 +1,12 @@
 /**
  * Rules of n8n's community-node lint newer than the one installed here (n8n's main branch,
  * docs/verification-checklist.md lists each), checked on what the nodes describe:
- * - single-credential-per-node: the triggers' credentials are told apart by Authentication
- *   (the Clinic node's are not, and the checklist says why);
+ * - single-credential-per-node: a node's credentials are told apart by one property, each
+ *   shown for other values of it;
  * - require-continue-on-fail: the action node's execute() reads Continue On Fail itself.
- * And the credential each saved node shows, which n8n checks before it lets a node read one.
+ * And what must hold with them: n8n's editor finds no main authentication field in the
+ * Clinic node (it would hide Authentication, Resource and Operation), and each saved node
+ * shows the credential it uses, which n8n checks before it lets a node read one.
  */
 import { readFileSync } from 'fs';
 import { join } from 'path';
@@ -15,7 +17,8 @@ import { Clinic } from '../../nodes/Clinic/Clinic.node';
 import { ClinicEventLogTrigger } from '../../nodes/ClinicEventLogTrigger/ClinicEventLogTrigger.node';
 import { ClinicTrigger } from '../../nodes/ClinicTrigger/ClinicTrigger.node';
 
-const triggers: Array<[string, INodeTypeDescription]> = [
+const nodes: Array<[string, INodeTypeDescription]> = [
+	['Clinic', new Clinic().description],
 	['Clinic Trigger', new ClinicTrigger().description],
 	['Clinic Event Log Trigger', new ClinicEventLogTrigger().description],
 ];
@@ -27,7 +30,7 @@ function exclusive(one: INodeCredentialDescription, other: INodeCredentialDescri
 	return Object.keys(a).some((key) => key in b && !(a[key] ?? []).some((value) => (b[key] ?? []).includes(value)));
 }
 
-describe.each(triggers)('%s', (_name, description) => {
+describe.each(nodes)('%s', (_name, description) => {
 	it('tells its credentials apart by one property (single-credential-per-node)', () => {
 		const credentials = description.credentials ?? [];
 		const overlapping: string[] = [];
@@ -40,6 +43,17 @@ describe.each(triggers)('%s', (_name, description) => {
 			expect(keys.every((shown) => shown.includes('authentication'))).toBe(true);
 		}
 	});
+});
+
+it("n8n's editor finds no main authentication field in the Clinic node: every Authentication it has offers None", () => {
+	// The editor (editor-ui nodeTypesUtils.ts, getMainAuthField) takes the first credential-choosing
+	// property named authentication that offers no None; it then hides the parameters that property depends on.
+	const description = new Clinic().description;
+	const choosing = new Set((description.credentials ?? []).flatMap((credential) => Object.keys(credential.displayOptions?.show ?? {})));
+	const authentications = description.properties.filter((property) => property.name === 'authentication' && choosing.has(property.name));
+	expect(authentications.length).toBeGreaterThan(1);
+	const withoutNone = authentications.filter((property) => !(property.options ?? []).some((option) => 'value' in option && option.value === 'none'));
+	expect(withoutNone.map((property) => property.displayOptions)).toEqual([]);
 });
 
 it("the action node's execute() reads Continue On Fail itself (require-continue-on-fail)", () => {
@@ -60,11 +74,18 @@ describe('the credential a saved Clinic node shows (n8n lets a node read only a 
 		return { authentication: resolved.authentication, credentials: credentials.map((credential) => credential.name) };
 	};
 
-	it.each([1, 1.1])('version %s: Get People, its portal credential', (version) => {
-		expect(shown({ resource: 'patientPortal', operation: 'getPeople' }, version).credentials).toEqual(['clinicPatientPortalApi']);
+	it.each([1, 1.1, 1.2])('version %s: Get People saved without Authentication, its portal credential', (version) => {
+		expect(shown({ resource: 'patientPortal', operation: 'getPeople' }, version)).toEqual({
+			authentication: 'clinicPatientPortalApi',
+			credentials: ['clinicPatientPortalApi'],
+		});
 	});
 
-	it('with the token from an earlier step, no credential', () => {
+	it('version 1.2: Get People with Authentication None (the token of an earlier step), no credential', () => {
+		expect(shown({ resource: 'patientPortal', operation: 'getPeople', authentication: 'none' }, 1.2).credentials).toEqual([]);
+	});
+
+	it('before 1.2, Portal Token From: Earlier Step, no credential', () => {
 		expect(shown({ resource: 'patientPortal', operation: 'getPeople', tokenSource: 'parameter' }, 1.1).credentials).toEqual([]);
 	});
 

@@ -142,7 +142,9 @@ function matches(allowed: unknown[], value: unknown): boolean {
 export function shownProperties(description: INodeTypeDescription, given: Values): INodeProperties[] {
 	// A node the editor adds has the default version (the highest when none is named).
 	const version = description.defaultVersion ?? (Array.isArray(description.version) ? Math.max(...description.version) : description.version);
-	const values: Values = { '@version': version, ...Object.fromEntries(description.properties.map((p) => [p.name, p.default])), ...given };
+	// A name defined more than once (per resource, per version) takes its first definition's default here.
+	const defaults = Object.fromEntries([...description.properties].reverse().map((p) => [p.name, p.default]));
+	const values: Values = { '@version': version, ...defaults, ...given };
 	const shown = (property: INodeProperties): boolean => {
 		const { show, hide } = property.displayOptions ?? {};
 		for (const [key, allowed] of Object.entries(show ?? {})) {
