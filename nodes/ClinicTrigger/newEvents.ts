@@ -17,10 +17,11 @@
  * is under way waits for the next, and of the deliveries a read answers, the first still
  * waiting runs what it found. The deliveries after it may have loaded their static data
  * before n8n saved that run's cursor, so they read on from its cursor here: until n8n
- * answered; after a 2xx (n8n 2.x stored the run, and writes the cursor after answering,
- * seconds later when its database is busy) for TAKEN_HELD_MS more; after a refusal, those
- * that arrived within ANSWER_MARGIN_MS of it. A delivery after that (the service's retry of a
- * run n8n refused, say) reads on from what n8n saved.
+ * answered (under load its database can take a minute to store a run); after a 2xx (n8n 2.x
+ * stored the run, and writes the cursor after answering, seconds later when its database is
+ * busy) for TAKEN_HELD_MS more; after a refusal, those that arrived within ANSWER_MARGIN_MS
+ * of it. A delivery after that (the service's retry of a run n8n refused, say) reads on from
+ * what n8n saved.
  */
 import { sleep } from 'n8n-workflow';
 
@@ -33,8 +34,10 @@ import { keptInProcess } from '../../credentials/ClinicProcessMemory';
 
 /** Most events one delivery runs; the rest run with the next one. */
 export const MAX_EVENTS_PER_RUN = 1000;
-/** How long this process reads on from a run's cursor that n8n's database may not show yet: unanswered, or stored. */
+/** After n8n stored a run (a 2xx), how long this process reads on from its cursor, which n8n's database may not show yet. */
 export const TAKEN_HELD_MS = 30_000;
+/** The longest n8n may take to answer a run: the reads store keeps a trigger this long. */
+export const ANSWER_WAIT_MS = 10 * 60_000;
 /** After n8n refused a run, how late a delivery that loaded its static data before may still reach the trigger (n8n reads it, then prepares the request). */
 export const ANSWER_MARGIN_MS = 5000;
 
@@ -73,12 +76,12 @@ interface TriggerReads {
 function heldFor(taken: TriggerReads['taken'], arrived: number): taken is NonNullable<TriggerReads['taken']> {
 	if (!taken) return false;
 	const { answered } = taken;
-	if (!answered) return Date.now() - taken.at < TAKEN_HELD_MS;
+	if (!answered) return true;
 	return answered.stored ? Date.now() - answered.at < TAKEN_HELD_MS : arrived < answered.at + ANSWER_MARGIN_MS;
 }
 
 /** The one store of the trigger's reads: under way, waiting, and the last run's cursor. */
-const reads = keptInProcess('event-log reads of each trigger', '1,000 triggers, 10 minutes each', new Kept<TriggerReads>(1_000, 10 * 60_000));
+const reads = keptInProcess('event-log reads of each trigger', '1,000 triggers, 10 minutes each', new Kept<TriggerReads>(1_000, ANSWER_WAIT_MS));
 
 /**
  * The events past `saved` (the cursor n8n loaded for this delivery, which reached the

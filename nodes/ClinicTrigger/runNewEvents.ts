@@ -15,7 +15,7 @@ import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import { shapeTriggerItems } from '../shared/output';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
-import { TAKEN_HELD_MS, readNewEvents } from './newEvents';
+import { ANSWER_WAIT_MS, readNewEvents } from './newEvents';
 import type { NewEvents } from './newEvents';
 import type { StoredSubscription } from './storage';
 
@@ -115,12 +115,13 @@ function keepCursorMarked(ctx: IWebhookFunctions, staticData: IDataObject, found
 	let answered = false;
 	const onAnswered = () => {
 		answered = true;
-		found.answered?.(response.statusCode);
+		// A connection closed before any answer went out: n8n stored nothing for it.
+		found.answered?.(response.writableFinished ? response.statusCode : 0);
 	};
 	response.once('finish', onAnswered);
 	response.once('close', onAnswered);
 	void (async () => {
-		for (const started = Date.now(); !answered && Date.now() - started < TAKEN_HELD_MS; ) {
+		for (const started = Date.now(); !answered && Date.now() - started < ANSWER_WAIT_MS; ) {
 			await sleep(1);
 			if (!answered) staticData.cursor = found.cursor;
 		}

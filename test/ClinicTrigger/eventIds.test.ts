@@ -131,6 +131,19 @@ it('a run n8n stored, whose cursor its busy database writes seconds after the an
 	expect(idsRun([await deliver({ value })])).toEqual([]);
 });
 
+it('a run n8n takes a minute to store (its database busy): a copy meanwhile runs nothing', async () => {
+	const value = newValue();
+	const record = logNow(sim, value);
+	let copy: DeliveryResult | undefined;
+	const whileStoring = async () => {
+		const now = Date.now();
+		jest.spyOn(Date, 'now').mockImplementation(() => now + 60_000);
+		copy = await deliver({ value });
+	};
+	expect(idsRun([await deliver({ value }, { whileStoring })])).toEqual([record.id]);
+	expect(idsRun([copy!])).toEqual([]);
+});
+
 it('a log answering 500: the delivery gets a server error and runs nothing; the retry runs the event once', async () => {
 	const value = newValue();
 	const record = logNow(sim, value);
