@@ -42,13 +42,13 @@ function burstRow(label: string, b: BurstFigures | undefined, webhookRss: number
 
 const BURST_TABLE_HEADER = ['Receiver', 'executions', 'all finished after s', 'RSS MiB at the start', 'peak RSS MiB', 'peak RSS vs the Webhook node in the same setting'];
 
-/** The burst goal: one execution per event, peak RSS within the Webhook node's + 10% in the same setting. */
+/** The burst goal: a few executions of many events (at most one per ten), peak RSS at most the Webhook node's in the same setting. */
 function burstGoal(section: number, f: DeliveryFigures): Goal {
 	const rss = (r: Receiver) => f.burst[r]?.sample.peakRss ?? Number.NaN;
-	const executions = f.burst.trigger?.executions;
+	const executions = f.burst.trigger?.executions ?? Number.NaN;
 	return {
-		text: `(${section}) burst: one execution per event (${f.burstEvents}), peak RSS <= the Webhook node's + 10%`,
-		met: executions === f.burstEvents && rss('trigger') / rss('webhook') <= 1.1,
+		text: `(${section}) burst: ${f.burstEvents} events in at most ${f.burstEvents / 10} executions, peak RSS <= the Webhook node's`,
+		met: executions >= 1 && executions <= f.burstEvents / 10 && rss('trigger') / rss('webhook') <= 1,
 		detail:
 			`${executions} executions for ${f.burstEvents} events; peak RSS ${mib(rss('trigger'))} MiB against ` +
 			`${mib(rss('webhook'))} MiB = ${fmt(rss('trigger') / rss('webhook'), 2)}x; the bare community trigger ` +
