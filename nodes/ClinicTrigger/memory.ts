@@ -1,17 +1,19 @@
 /**
- * The Clinic Trigger's stores in process memory, each bounded by count and age (the third,
- * the event-log reads, is in newEvents.ts). None of it is the record of what ran: that is
- * the trigger's cursor in the node's static data, which n8n saves.
+ * The Clinic Trigger's one store in process memory: an entry per trigger and n8n mode (test
+ * listening is not production), bounded by count and age. None of it is the record of what
+ * ran: that is the trigger's cursor in the node's static data, which n8n saves.
  */
 import { sleep } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { keptInProcess } from '../../credentials/ClinicProcessMemory';
+import type { Cursor } from '../shared/eventCursor';
+import type { EventFilter, EventRecord } from '../shared/eventRecord';
+import type { EventLog } from '../shared/eventLog';
 
-/** A map bounded by count (oldest first out) and age (never answered, gone at the next write; a store of seconds is swept on time). */
+/** A map bounded by count (oldest first out) and age (never answered, gone at the next write). */
 export class Kept<V> {
 	private readonly entries = new Map<string, { value: V; at: number }>();
-	private sweeping = false;
 
 	constructor(
 		readonly capacity: number,
@@ -22,67 +24,111 @@ export class Kept<V> {
 		return this.entries.size;
 	}
 
-	/** The value, unless it was set more than `maxAgeMs` ago (at most the store's age). */
-	get(key: string, maxAgeMs = this.maxAgeMs): V | undefined {
+	/** The value, unless it was set more than `maxAgeMs` ago. */
+	get(key: string): V | undefined {
 		const entry = this.entries.get(key);
-		return entry && Date.now() - entry.at < Math.min(maxAgeMs, this.maxAgeMs) ? entry.value : undefined;
+		return entry && Date.now() - entry.at < this.maxAgeMs ? entry.value : undefined;
 	}
 
 	set(key: string, value: V): void {
-		this.forgetOld();
+		// Entries are in the order they were set: the old ones are at the start.
+		for (const [old, entry] of this.entries) {
+			if (Date.now() - entry.at < this.maxAgeMs) break;
+			this.entries.delete(old);
+		}
 		this.entries.delete(key);
 		this.entries.set(key, { value, at: Date.now() });
 		while (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as string);
-		if (this.maxAgeMs <= 60_000 && !this.sweeping) void this.sweep();
 	}
 
-	delete(key: string): void {
-		this.entries.delete(key);
+	values(): V[] {
+		return [...this.entries.values()].map((entry) => entry.value);
 	}
 
 	clear(): void {
 		this.entries.clear();
 	}
-
-	/** Entries are in the order they were set: the old ones are at the start. */
-	private forgetOld(): void {
-		for (const [key, entry] of this.entries) {
-			if (Date.now() - entry.at < this.maxAgeMs) return;
-			this.entries.delete(key);
-		}
-	}
-
-	private async sweep(): Promise<void> {
-		this.sweeping = true;
-		while (this.entries.size > 0) {
-			const oldest = this.entries.values().next().value!;
-			await sleep(Math.max(1, oldest.at + this.maxAgeMs - Date.now()));
-			this.forgetOld();
-		}
-		this.sweeping = false;
-	}
 }
 
-/** How long a credential read for a delivery serves the next deliveries. */
+/** How long a credential read for a delivery serves the next deliveries (n8n makes every read a database query and a decrypt). */
 export const CREDENTIAL_KEPT_MS = 5_000;
+/** The longest n8n may take to answer a run, so how long a trigger's entry is kept after its last delivery. */
+export const ANSWER_WAIT_MS = 10 * 60_000;
 
-/**
- * 1. The credential of each trigger, for CREDENTIAL_KEPT_MS: n8n makes every credential read a
- *    database query and a decrypt. Deliveries arriving together share one read (`startedAt`,
- *    on the monotonic clock, tells whether it started after a delivery arrived). Never in static data or logs.
- */
-type CredentialRead = { read: Promise<ICredentialDataDecryptedObject>; startedAt: number };
-export const credentials = keptInProcess('credentials kept for deliveries', '1,000 triggers, 5 s each', new Kept<CredentialRead>(1_000, CREDENTIAL_KEPT_MS));
+/** A credential read: shared by the deliveries that arrive while it is under way and for CREDENTIAL_KEPT_MS after. */
+interface CredentialRead {
+	read: Promise<ICredentialDataDecryptedObject>;
+	startedAt: number;
+}
 
-/**
- * 2. Each trigger's subscriptions: when last listed, the resubscribe under way (one at a time), when an unverified delivery last started one,
- *    when one last failed a delivery, and the stale subscriptions it left for the next.
- */
-export interface TriggerState {
+/** Why a subscription is stale, and for which events. */
+export interface StaleSubscriptions {
+	reason: 'signingKeyChanged' | 'subscriptionDisabled' | 'subscriptionDeleted';
+	keys: string[];
+}
+
+/** What a read of the log found for one delivery. */
+export interface NewEvents {
+	/** Oldest first; empty when another delivery runs them, or nothing is new. */
+	events: EventRecord[];
+	/** The cursor once they ran: for the node's static data. */
+	cursor: Cursor;
+	/** To call once n8n answered the delivery that runs them, with the status it answered. */
+	answered?: (status: number) => void;
+}
+
+/** The deliveries waiting for one read of the log (newEvents.ts), and what it reads with (the first one's log). */
+export interface ReadBatch {
+	waiters: Array<{ resolve: (found: NewEvents) => void; reject: (error: Error) => void; gone: boolean }>;
+	/** When the first of them arrived. */
+	arrived: number;
+	saved: Cursor;
+	log: EventLog;
+	filters: EventFilter[];
+}
+
+export interface TriggerMemory {
+	/** By credential type and id; never in static data or logs. */
+	credentials: Map<string, CredentialRead>;
+	/** Subscriptions (resubscribe.ts): when last listed, the resubscribe under way (one at a time), when an unverified delivery last started one, when one last failed a delivery, and the stale ones it left. */
 	listedAt?: number;
 	resubscribing?: Promise<unknown>;
 	unverifiedAt?: number;
 	failedAt?: number;
-	stale?: { reason: 'signingKeyChanged' | 'subscriptionDisabled' | 'subscriptionDeleted'; keys: string[] };
+	stale?: StaleSubscriptions;
+	/** Reads of the log (newEvents.ts): one under way, the deliveries waiting for the next, and the last run's cursor until n8n stored it. */
+	reading?: boolean;
+	next?: ReadBatch;
+	taken?: { cursor: Cursor; at: number; answered?: { at: number; stored: boolean } };
 }
-export const triggers = keptInProcess('subscription checks of each trigger', '1,000 triggers, an hour each', new Kept<TriggerState>(1_000, 60 * 60_000));
+
+const triggers = keptInProcess('the memory of each Clinic Trigger', '1,000 triggers, 10 minutes each', new Kept<TriggerMemory>(1_000, ANSWER_WAIT_MS));
+
+/** The trigger's entry, kept ANSWER_WAIT_MS more. */
+export function memoryOf(trigger: string): TriggerMemory {
+	const memory = triggers.get(trigger) ?? { credentials: new Map() };
+	triggers.set(trigger, memory);
+	return memory;
+}
+
+/** How many credentials are in memory now (tests check they go). */
+export function credentialsKept(): number {
+	return triggers.values().reduce((count, memory) => count + memory.credentials.size, 0);
+}
+
+/**
+ * The credential: the one read in the last CREDENTIAL_KEPT_MS, or with `fresh` one read after
+ * the delivery `arrived` (a delivery the kept one does not verify is checked with it as saved).
+ * `earlier` tells that the one answered was read before the delivery arrived.
+ */
+export async function credentialFor(memory: TriggerMemory, key: string, arrived: number, fresh: boolean, read: () => Promise<ICredentialDataDecryptedObject>) {
+	const kept = memory.credentials.get(key);
+	// Same millisecond: counted as before the arrival (one read too many rather than a stale one).
+	if (kept && (!fresh || kept.startedAt > arrived)) return { value: await kept.read, earlier: kept.startedAt <= arrived };
+	const entry = { read: read(), startedAt: Date.now() };
+	memory.credentials.set(key, entry);
+	const forget = () => memory.credentials.get(key) === entry && memory.credentials.delete(key);
+	void sleep(CREDENTIAL_KEPT_MS).then(forget);
+	entry.read.catch(forget);
+	return { value: await entry.read, earlier: false };
+}

@@ -25,73 +25,40 @@
  */
 import { sleep } from 'n8n-workflow';
 
-import type { EventFilter, EventRecord } from '../shared/eventRecord';
+import type { EventFilter } from '../shared/eventRecord';
 import type { Cursor } from '../shared/eventCursor';
 import { mergeCursors, poll } from '../shared/eventCursor';
 import type { EventLog } from '../shared/eventLog';
-import { Kept } from './memory';
-import { keptInProcess } from '../../credentials/ClinicProcessMemory';
+import { memoryOf } from './memory';
+import type { NewEvents, ReadBatch, TriggerMemory } from './memory';
 
 /** Most events one delivery runs; the rest run with the next one. */
 export const MAX_EVENTS_PER_RUN = 1000;
+/** How long the log has to answer a delivery's read: the delivery is answered by then, whatever the log does (the service's wait is short). */
+export const EVENT_LOG_ANSWER_MS = 5000;
 /** After n8n stored a run (a 2xx), how long this process reads on from its cursor, which n8n's database may not show yet. */
 export const TAKEN_HELD_MS = 30_000;
-/** The longest n8n may take to answer a run: the reads store keeps a trigger this long. */
-export const ANSWER_WAIT_MS = 10 * 60_000;
 /** After n8n refused a run, how late a delivery that loaded its static data before may still reach the trigger (n8n reads it, then prepares the request). */
 export const ANSWER_MARGIN_MS = 5000;
 
-export interface NewEvents {
-	/** Oldest first; empty when another delivery runs them, or nothing is new. */
-	events: EventRecord[];
-	/** The cursor once they ran: for the node's static data. */
-	cursor: Cursor;
-	/** To call once n8n answered the delivery that runs them, with the status it answered. */
-	answered?: (status: number) => void;
-}
-
-interface Waiter {
-	resolve: (found: NewEvents) => void;
-	reject: (error: Error) => void;
-	gone: boolean;
-}
-
-/** The deliveries waiting for one read, and what it reads with (the first one's log). */
-interface Batch {
-	waiters: Waiter[];
-	/** When the first of them arrived. */
-	arrived: number;
-	saved: Cursor;
-	log: EventLog;
-	filters: EventFilter[];
-}
-
-interface TriggerReads {
-	reading?: boolean;
-	next?: Batch;
-	taken?: { cursor: Cursor; at: number; answered?: { at: number; stored: boolean } };
-}
+type Waiter = ReadBatch['waiters'][number];
 
 /** Whether deliveries that arrived at `arrived` may not see in n8n's database what this process took. */
-function heldFor(taken: TriggerReads['taken'], arrived: number): taken is NonNullable<TriggerReads['taken']> {
+function heldFor(taken: TriggerMemory['taken'], arrived: number): taken is NonNullable<TriggerMemory['taken']> {
 	if (!taken) return false;
 	const { answered } = taken;
 	if (!answered) return true;
 	return answered.stored ? Date.now() - answered.at < TAKEN_HELD_MS : arrived < answered.at + ANSWER_MARGIN_MS;
 }
 
-/** The one store of the trigger's reads: under way, waiting, and the last run's cursor. */
-const reads = keptInProcess('event-log reads of each trigger', '1,000 triggers, 10 minutes each', new Kept<TriggerReads>(1_000, ANSWER_WAIT_MS));
-
 /**
  * The events past `saved` (the cursor n8n loaded for this delivery, which reached the
  * trigger at `arrivedAt`) that this delivery runs. Rejects when the log gives no answer
- * within `deadlineMs` (the read goes on for the deliveries after it) or fails; nothing is
- * taken then.
+ * within EVENT_LOG_ANSWER_MS (the read goes on for the deliveries after it) or fails;
+ * nothing is taken then.
  */
-export async function readNewEvents(trigger: string, log: EventLog, filters: EventFilter[], saved: Cursor, arrivedAt: number, deadlineMs: number): Promise<NewEvents> {
-	const state = reads.get(trigger) ?? {};
-	reads.set(trigger, state);
+export async function readNewEvents(trigger: string, log: EventLog, filters: EventFilter[], saved: Cursor, arrivedAt: number): Promise<NewEvents> {
+	const state = memoryOf(trigger);
 	return await new Promise<NewEvents>((resolve, reject) => {
 		let settled = false;
 		const waiter: Waiter = {
@@ -99,10 +66,10 @@ export async function readNewEvents(trigger: string, log: EventLog, filters: Eve
 			reject: (error) => ((settled = true), reject(error)),
 			gone: false,
 		};
-		void sleep(deadlineMs).then(() => {
+		void sleep(EVENT_LOG_ANSWER_MS).then(() => {
 			if (settled) return;
 			waiter.gone = true;
-			waiter.reject(new Error(`no answer within ${deadlineMs / 1000} s`));
+			waiter.reject(new Error(`no answer within ${EVENT_LOG_ANSWER_MS / 1000} s`));
 		});
 		if (state.next) {
 			state.next.waiters.push(waiter);
@@ -115,7 +82,7 @@ export async function readNewEvents(trigger: string, log: EventLog, filters: Eve
 	});
 }
 
-async function readNext(state: TriggerReads): Promise<void> {
+async function readNext(state: TriggerMemory): Promise<void> {
 	const batch = state.next;
 	if (!batch) return;
 	state.next = undefined;
@@ -127,7 +94,7 @@ async function readNext(state: TriggerReads): Promise<void> {
 		const runner = batch.waiters.find((waiter) => !waiter.gone);
 		let answered: NewEvents['answered'];
 		if (runner && outcome.events.length > 0) {
-			const taken: NonNullable<TriggerReads['taken']> = { cursor: outcome.cursor, at: Date.now() };
+			const taken: NonNullable<TriggerMemory['taken']> = { cursor: outcome.cursor, at: Date.now() };
 			state.taken = taken;
 			answered = (status) => (taken.answered ??= { at: Date.now(), stored: status >= 200 && status < 300 });
 		}

@@ -8,15 +8,16 @@
  * deliveries that start nothing; n8n answers one that starts a run (on 2.x once it stored
  * it). The credential is read once, and kept seconds (memory.ts).
  */
-import type { ICredentialDataDecryptedObject, IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { findEvent, fullTopic } from '../shared/catalog';
 import { shapeTriggerItems } from '../shared/output';
 import { clientFor } from '../shared/transport';
 import { EVENT_QUERY_PARAMETER, pathOf } from '../shared/urls';
-import { credentials } from './memory';
+import { credentialFor, memoryOf } from './memory';
+import { EVENT_LOG_ANSWER_MS } from './newEvents';
 import { findStoppedSubscriptions, mayResubscribeUnverified, resubscribe } from './resubscribe';
-import { EVENT_LOG_ANSWER_MS, readsEventLog, runNewEvents } from './runNewEvents';
+import { readsEventLog, runNewEvents } from './runNewEvents';
 import { DEFAULT_SIGNATURE_HEADER, deliveryIdOf, verifyDelivery } from './signature';
 import type { VerificationMode } from './signature';
 import { eventsOfOldSigningKey, secretOf, storedSubscriptions } from './storage';
@@ -74,19 +75,8 @@ async function rawBodyOf(ctx: IWebhookFunctions): Promise<Buffer> {
 	return Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
 }
 
-/** The credential: the one read in the last CREDENTIAL_KEPT_MS, or with `fresh` one read after the delivery `arrived`. */
-async function credentialFor(key: string, arrived: number, fresh: boolean, read: () => Promise<ICredentialDataDecryptedObject>) {
-	const kept = credentials.get(key);
-	// Same instant: counted as before the arrival (one read too many rather than a stale one).
-	if (kept && (!fresh || kept.startedAt > arrived)) return { value: await kept.read, earlier: kept.startedAt <= arrived };
-	const entry = { read: read(), startedAt: performance.now() };
-	credentials.set(key, entry);
-	entry.read.catch(() => credentials.get(key) === entry && credentials.delete(key));
-	return { value: await entry.read, earlier: false };
-}
-
 export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-	const arrived = performance.now();
+	const arrived = Date.now();
 	const raw = await rawBodyOf(this);
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	const node = this.getNode();
@@ -104,15 +94,16 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 
 	// 3. The proof, over the raw bytes, with the secret derived from the credential's signing
 	//    key; a delivery the kept credential does not verify is checked again with it as saved.
-	const trigger = [this.getWorkflow().id ?? '', node.name].join('\n');
+	const trigger = [this.getWorkflow().id ?? '', node.name, this.getMode()].join('\n');
+	const memory = memoryOf(trigger);
 	const stored = storedSubscriptions(this.getWorkflowStaticData('node'));
 	const subscription = stored.get(key);
 	const mode = (options.verification as VerificationMode | undefined) ?? 'hmacSha256';
 	const check = async (fresh: boolean) => {
 		let earlier = false;
 		const readCredentials = async (type: string) => {
-			const credentialKey = [trigger, type, node.credentials?.[type]?.id ?? ''].join('\n');
-			const read = await credentialFor(credentialKey, arrived, fresh, async () => await this.getCredentials(type));
+			const credentialKey = [type, node.credentials?.[type]?.id ?? ''].join('\n');
+			const read = await credentialFor(memory, credentialKey, arrived, fresh, async () => await this.getCredentials(type));
 			earlier ||= read.earlier;
 			return read.value;
 		};

@@ -17,13 +17,11 @@ import type { ClinicClient } from '../shared/transport';
 import { addressOf, callbackUrl, eventKeyOfUrl } from '../shared/urls';
 import { WebhookSubscriptions, isLive } from '../shared/webhookSubscriptions';
 import type { RemoteSubscription } from '../shared/webhookSubscriptions';
-import { triggers } from './memory';
-import type { TriggerState } from './memory';
+import { memoryOf } from './memory';
+import type { StaleSubscriptions, TriggerMemory } from './memory';
 import { subscriptionSecret, signingKeyId } from './signature';
 import { storeSubscription, triggerIdOf } from './storage';
 import type { StoredSubscription } from './storage';
-
-export type StaleSubscriptions = NonNullable<TriggerState['stale']>;
 
 const WHAT_HAPPENED: Record<StaleSubscriptions['reason'], string> = {
 	signingKeyChanged: "the credential's webhook signing key changed, so the service's deliveries could not be verified",
@@ -34,15 +32,9 @@ const WHAT_HAPPENED: Record<StaleSubscriptions['reason'], string> = {
 /** How often a trigger's subscriptions are listed, and how often an unverified delivery may resubscribe. */
 export const STALE_CHECK_EVERY_MS = 60_000;
 
-function stateOf(trigger: string): TriggerState {
-	const state = triggers.get(trigger) ?? {};
-	triggers.set(trigger, state);
-	return state;
-}
-
 /** A delivery that could not be verified may start a resubscribe: at most one a minute per trigger. */
 export function mayResubscribeUnverified(trigger: string): boolean {
-	const state = stateOf(trigger);
+	const state = memoryOf(trigger);
 	if (Date.now() - (state.unverifiedAt ?? 0) < STALE_CHECK_EVERY_MS) return false;
 	state.unverifiedAt = Date.now();
 	return true;
@@ -58,7 +50,7 @@ export async function findStoppedSubscriptions(
 	stored: Map<string, StoredSubscription>,
 	trigger: string,
 ): Promise<StaleSubscriptions | undefined> {
-	const state = stateOf(trigger);
+	const state = memoryOf(trigger);
 	if (state.stale) return state.stale;
 	const entries = [...stored].filter(([, entry]) => !entry.legacySecret);
 	if (entries.length === 0 || Date.now() - (state.listedAt ?? 0) < STALE_CHECK_EVERY_MS) return undefined;
@@ -89,7 +81,7 @@ export interface Resubscribing {
  * for it. Throws a NodeOperationError that says what happened and what to do when it cannot.
  */
 export async function resubscribe(ctx: IWebhookFunctions, stale: StaleSubscriptions, stored: Map<string, StoredSubscription>, by: Resubscribing): Promise<void> {
-	const state = stateOf(by.trigger);
+	const state = memoryOf(by.trigger);
 	if (state.resubscribing) {
 		await state.resubscribing.catch(() => undefined);
 		return;
@@ -117,7 +109,7 @@ type Replacement = { key: string; event: CatalogEvent; entry: StoredSubscription
 
 async function resubscribeNow(
 	ctx: IWebhookFunctions,
-	state: TriggerState,
+	state: TriggerMemory,
 	stale: StaleSubscriptions,
 	stored: Map<string, StoredSubscription>,
 	{ client, signingKey }: Resubscribing,

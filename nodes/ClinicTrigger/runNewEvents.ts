@@ -15,12 +15,11 @@ import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import { shapeTriggerItems } from '../shared/output';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
-import { ANSWER_WAIT_MS, readNewEvents } from './newEvents';
-import type { NewEvents } from './newEvents';
+import { ANSWER_WAIT_MS } from './memory';
+import type { NewEvents } from './memory';
+import { readNewEvents } from './newEvents';
 import type { StoredSubscription } from './storage';
 
-/** How long the log has to answer a delivery's read: the delivery is answered by then, whatever the log does (the service's wait is short). */
-export const EVENT_LOG_ANSWER_MS = 5000;
 /** The answer to a delivery that finds nothing new (a copy, a re-send): a 200, so the service stops retrying. */
 export const NOTHING_NEW_ANSWER = { received: true, duplicate: true };
 /** A trigger activated before cursors existed starts from now, but runs what was logged this long before. */
@@ -29,10 +28,11 @@ export const UPDATE_CATCH_UP_MS = 60_000;
 const START = 'now';
 
 export interface TriggerDelivery {
+	/** The trigger and n8n's mode: test listening keeps its own cursor (in n8n's memory), and its reads are not production's. */
 	trigger: string;
 	client: ClinicClient;
 	stored: Map<string, StoredSubscription>;
-	/** When webhook() was called. */
+	/** When webhook() was called (Date.now()). */
 	arrived: number;
 }
 
@@ -82,9 +82,7 @@ export async function runNewEvents(ctx: IWebhookFunctions, delivery: TriggerDeli
 		const filters = await triggerFilters(ctx.getNodeParameter('events', []), delivery.stored, delivery.client);
 		// Activated by a version without cursors: from now, with what was logged just before (this delivery's event).
 		const saved = isCursor(staticData.cursor) ? staticData.cursor : await cursorAfterUpdate(ctx, log, filters);
-		// Test listening keeps its own cursor (in n8n's memory): its reads are not production's.
-		const arrivedAt = Date.now() - (performance.now() - delivery.arrived);
-		found = await readNewEvents(`${delivery.trigger}\n${ctx.getMode()}`, log, filters, saved, arrivedAt, EVENT_LOG_ANSWER_MS);
+		found = await readNewEvents(delivery.trigger, log, filters, saved, delivery.arrived);
 	} catch (error) {
 		const reason = (error as Error).message;
 		ctx.logger.warn(`Clinic Trigger "${node.name}": the event log could not be read (${reason}); nothing ran, the service's retry or the next delivery runs its events`);

@@ -16,14 +16,12 @@ describe('process memory', () => {
 		const stores = processStores();
 		expect(stores.map((store) => store.name).sort()).toEqual(
 			[
-				'credentials kept for deliveries',
 				'event log ends',
-				'event-log reads of each trigger',
 				'host limiters',
 				'newest refresh token of each chain',
 				'pending sign-ins',
 				'refused refresh tokens',
-				'subscription checks of each trigger',
+				'the memory of each Clinic Trigger',
 			].sort(),
 		);
 		for (const store of stores) expect(store.bound).toMatch(/\d|one per/);
