@@ -13,7 +13,7 @@ import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-w
 import { findEvent, fullTopic } from '../shared/catalog';
 import { shapeTriggerItems } from '../shared/output';
 import { clientFor } from '../shared/transport';
-import { EVENT_QUERY_PARAMETER, pathOf } from '../shared/urls';
+import { EVENT_QUERY_PARAMETER } from '../shared/urls';
 import { credentialFor, memoryOf } from './memory';
 import { EVENT_LOG_ANSWER_MS } from './newEvents';
 import { findStoppedSubscriptions, mayResubscribeUnverified, resubscribe } from './resubscribe';
@@ -107,10 +107,9 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 			earlier ||= read.earlier;
 			return read.value;
 		};
-		// A delivery never waits on a busy service: no Retry-After waits, a short timeout.
+		// A delivery never waits on a busy service: no Retry-After waits, a short timeout
+		// (resubscribing makes a client of its own, with the time the service needs).
 		const client = clientFor(this, { timeoutMs: EVENT_LOG_ANSWER_MS, maxRetryWaitMs: 0, readCredentials });
-		// Resubscribing takes the time the service needs: its answer is kept whatever follows.
-		const setupClient = clientFor(this, { readCredentials });
 		const signingKey = stored.size > 0 ? await client.webhookSigningKey() : '';
 		const verified = verifyDelivery({
 			mode,
@@ -119,12 +118,11 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 			headerName: typeof options.signatureHeader === 'string' ? options.signatureHeader : DEFAULT_SIGNATURE_HEADER,
 			secret: subscription && mode !== 'none' ? secretOf(node, key, subscription, signingKey) : undefined,
 		}).ok;
-		return { client, setupClient, signingKey, verified, earlier };
+		return { client, signingKey, verified, earlier };
 	};
 	let checked = await check(false);
 	if (!checked.verified && checked.earlier) checked = await check(true);
-	const { client, setupClient, signingKey, verified } = checked;
-	const by = { trigger, client: setupClient, signingKey, ownPath: pathOf(this.getNodeWebhookUrl('default') ?? '') };
+	const { client, signingKey, verified } = checked;
 	const noKey = subscription && mode !== 'none' && !signingKey && !subscription.legacySecret;
 	if (noKey) this.logger.warn(`Clinic Trigger "${node.name}": the credential holds no webhook signing key, so deliveries cannot be verified. Save the credential, then deactivate and activate the workflow.`);
 	const oldKeyEvents = eventsOfOldSigningKey(stored, signingKey);
@@ -133,7 +131,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		// Subscribed with the previous key: resubscribe (at most once a minute from such
 		// deliveries: a forged one looks the same); the log then says what ran meanwhile.
 		if (!oldKeyEvents.includes(key) || !mayResubscribeUnverified(trigger)) return refuse(this, 401, { error: 'Unauthorized' });
-		await resubscribe(this, { reason: 'signingKeyChanged', keys: oldKeyEvents }, stored, by);
+		await resubscribe(this, { reason: 'signingKeyChanged', keys: oldKeyEvents }, trigger);
 		// An unverified body never runs; answering here saves the new subscription.
 		if (bodyOnly) return refuse(this, 200, { received: true });
 		return await runNewEvents(this, { trigger, client, stored, arrived });
@@ -141,7 +139,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 
 	// 4. A subscription the service stopped (or, without verification, a changed key).
 	const stale = oldKeyEvents.length > 0 ? { reason: 'signingKeyChanged' as const, keys: oldKeyEvents } : await findStoppedSubscriptions(this, client, stored, trigger);
-	if (stale) await resubscribe(this, stale, stored, by);
+	if (stale) await resubscribe(this, stale, trigger);
 
 	// 5. What runs: the log's events past the cursor (what a stopped subscription missed among them).
 	if (!bodyOnly) return await runNewEvents(this, { trigger, client, stored, arrived });

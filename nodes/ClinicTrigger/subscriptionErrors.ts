@@ -18,11 +18,14 @@ export function activationError(node: INode, error: unknown): NodeOperationError
 	return new NodeOperationError(node, messageOf(error), { description: descriptionOf(error) || undefined });
 }
 
-export function subscribeError(node: INode, event: CatalogEvent, error: unknown, leftovers: string[]): NodeApiError {
+/** `leftovers`: what could not be removed after the failure; undefined when nothing was to be removed (a resubscribe). */
+export function subscribeError(node: INode, event: CatalogEvent, error: unknown, leftovers: string[] | undefined): NodeApiError {
 	const message = `Could not subscribe to "${event.label}": ${messageOf(error)}`;
-	const cleanup = leftovers.length
-		? `Subscription(s) ${leftovers.join(', ')} could not be removed; n8n will try again when the workflow is deactivated, or remove them with the Clinic node.`
-		: 'The subscriptions made for this trigger were removed again, so it is not half-active.';
+	const cleanup = !leftovers
+		? ''
+		: leftovers.length
+			? `Subscription(s) ${leftovers.join(', ')} could not be removed; n8n will try again when the workflow is deactivated, or remove them with the Clinic node.`
+			: 'The subscriptions made for this trigger were removed again, so it is not half-active.';
 	const description = [descriptionOf(error), cleanup].filter(Boolean).join(' ');
 	const httpCode = httpCodeOf(error) || undefined;
 	return new NodeApiError(node, { message, description, ...(httpCode ? { httpCode } : {}) } as JsonObject, {

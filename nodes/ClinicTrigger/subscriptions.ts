@@ -1,13 +1,15 @@
 /**
- * Activation's reconcile of the trigger's subscriptions (lifecycle.ts calls it): keeps what
- * is provably its own (stored, or listed with the secret it derives: another main's),
- * subscribes each missing event, then removes the rest (one whose DELETE fails stays for
- * the next activation), then keeps one per event should another main have subscribed at
- * once. A failed subscribe removes what it holds and throws: a half-active trigger misses
- * events. Secrets never reach errors or logs.
+ * The reconcile of the trigger's subscriptions, at activation (lifecycle.ts) and when a
+ * delivery resubscribes (resubscribe.ts): keeps what is provably its own (stored, or listed
+ * with the secret it derives: another main's), subscribes each missing event, then removes
+ * the rest (one whose DELETE fails stays for the next activation), then keeps one per event
+ * should another main have subscribed at once. At activation a failed subscribe removes
+ * what it holds and throws: a half-active trigger misses events. Secrets never reach errors or logs.
  */
 import { NodeOperationError } from 'n8n-workflow';
-import type { IDataObject, IHookFunctions, INode } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, INode, IWebhookFunctions } from 'n8n-workflow';
+
+type TriggerContext = IHookFunctions | IWebhookFunctions;
 
 import { EVENTS, describeTopicPrefixProblem, findEvent, fullTopic } from '../shared/catalog';
 import { signingKeyId, subscriptionSecret } from './signature';
@@ -51,7 +53,7 @@ export interface Setup {
 	address: string;
 }
 
-export function readSetup(ctx: IHookFunctions): Setup {
+export function readSetup(ctx: TriggerContext): Setup {
 	const node = ctx.getNode();
 	const webhookUrl = ctx.getNodeWebhookUrl('default') ?? '';
 	const client = clientFor(ctx);
@@ -66,7 +68,7 @@ export function readSetup(ctx: IHookFunctions): Setup {
 }
 
 /** The selected events; unknown keys (from an older catalog) are reported by `create`. */
-export function selectedEventKeys(ctx: IHookFunctions): string[] {
+export function selectedEventKeys(ctx: TriggerContext): string[] {
 	const value = ctx.getNodeParameter('events', []) as unknown;
 	const keys = Array.isArray(value) ? value.map(String) : [];
 	return [...new Set(keys)];
@@ -94,10 +96,11 @@ function selectedEvents(node: INode, keys: string[]): CatalogEvent[] {
 }
 
 /**
- * What `create` does, for resubscribing too. The node checked the address and the webhook
- * service address first (lifecycle.ts).
+ * What `create` does (the node checked the address and the webhook service address first,
+ * lifecycle.ts), and a resubscribe, which removes nothing when a subscribe fails: the
+ * working subscriptions go on delivering.
  */
-export async function subscribe(ctx: IHookFunctions): Promise<void> {
+export async function subscribe(ctx: TriggerContext, { removeOnFailure = true } = {}): Promise<void> {
 	const setup = readSetup(ctx);
 	const events = selectedEvents(setup.node, selectedEventKeys(ctx));
 	const topicPrefix = await topicPrefixOf(setup);
@@ -174,7 +177,7 @@ export async function subscribe(ctx: IHookFunctions): Promise<void> {
 			storeSubscription(staticData, event.key, { id, topic, keyId });
 			subscribed = true;
 		} catch (error) {
-			throw subscribeError(setup.node, event, error, (await removeOurs(setup)).failed);
+			throw subscribeError(setup.node, event, error, removeOnFailure ? (await removeOurs(setup)).failed : undefined);
 		}
 	}
 
