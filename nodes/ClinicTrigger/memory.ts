@@ -6,49 +6,10 @@
 import { sleep } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { keptInProcess } from '../../credentials/ClinicProcessMemory';
+import { keepNewest, keptInProcess } from '../../credentials/ClinicProcessMemory';
 import type { Cursor } from '../shared/eventCursor';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import type { EventLog } from '../shared/eventLog';
-
-/** A map bounded by count (oldest first out) and age (never answered, gone at the next write). */
-export class Kept<V> {
-	private readonly entries = new Map<string, { value: V; at: number }>();
-
-	constructor(
-		readonly capacity: number,
-		readonly maxAgeMs: number,
-	) {}
-
-	get size(): number {
-		return this.entries.size;
-	}
-
-	/** The value, unless it was set more than `maxAgeMs` ago. */
-	get(key: string): V | undefined {
-		const entry = this.entries.get(key);
-		return entry && Date.now() - entry.at < this.maxAgeMs ? entry.value : undefined;
-	}
-
-	set(key: string, value: V): void {
-		// Entries are in the order they were set: the old ones are at the start.
-		for (const [old, entry] of this.entries) {
-			if (Date.now() - entry.at < this.maxAgeMs) break;
-			this.entries.delete(old);
-		}
-		this.entries.delete(key);
-		this.entries.set(key, { value, at: Date.now() });
-		while (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as string);
-	}
-
-	values(): V[] {
-		return [...this.entries.values()].map((entry) => entry.value);
-	}
-
-	clear(): void {
-		this.entries.clear();
-	}
-}
 
 /** How long a credential read for a delivery serves the next deliveries (n8n makes every read a database query and a decrypt). */
 export const CREDENTIAL_KEPT_MS = 5_000;
@@ -88,6 +49,8 @@ export interface ReadBatch {
 }
 
 export interface TriggerMemory {
+	/** When a delivery last used it: after ANSWER_WAIT_MS it is forgotten. */
+	usedAt: number;
 	/** By credential type and id; never in static data or logs. */
 	credentials: Map<string, CredentialRead>;
 	/** Subscriptions (resubscribe.ts): when last listed, the resubscribe under way (one at a time), when an unverified delivery last started one, when one last failed a delivery, and the stale ones it left. */
@@ -102,18 +65,22 @@ export interface TriggerMemory {
 	taken?: { cursor: Cursor; at: number; answered?: { at: number; stored: boolean } };
 }
 
-const triggers = keptInProcess('the memory of each Clinic Trigger', '1,000 triggers, 10 minutes each', new Kept<TriggerMemory>(1_000, ANSWER_WAIT_MS));
+/** How many triggers' entries are kept at most: past it, the least recently used goes. */
+export const TRIGGERS_KEPT = 1_000;
+const triggers = keptInProcess('the memory of each Clinic Trigger', `${TRIGGERS_KEPT} triggers, 10 minutes each`, new Map<string, TriggerMemory>());
 
-/** The trigger's entry, kept ANSWER_WAIT_MS more. */
+/** The trigger's entry (a new one when unused for ANSWER_WAIT_MS), kept ANSWER_WAIT_MS more. */
 export function memoryOf(trigger: string): TriggerMemory {
-	const memory = triggers.get(trigger) ?? { credentials: new Map() };
-	triggers.set(trigger, memory);
+	const kept = triggers.get(trigger);
+	const memory = kept && Date.now() - kept.usedAt < ANSWER_WAIT_MS ? kept : { usedAt: 0, credentials: new Map() };
+	memory.usedAt = Date.now();
+	keepNewest(triggers, trigger, memory, TRIGGERS_KEPT);
 	return memory;
 }
 
 /** How many credentials are in memory now (tests check they go). */
 export function credentialsKept(): number {
-	return triggers.values().reduce((count, memory) => count + memory.credentials.size, 0);
+	return [...triggers.values()].reduce((count, memory) => count + memory.credentials.size, 0);
 }
 
 /**

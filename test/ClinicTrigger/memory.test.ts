@@ -5,33 +5,33 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
-import { CREDENTIAL_KEPT_MS, Kept, credentialsKept } from '../../nodes/ClinicTrigger/memory';
+import { ANSWER_WAIT_MS, CREDENTIAL_KEPT_MS, TRIGGERS_KEPT, credentialsKept, memoryOf } from '../../nodes/ClinicTrigger/memory';
 import { activateTrigger } from '../helpers/trigger';
 import { startSimulator } from '../simulator';
 import { PATIENT_CREATED, credentialsFor, deliverSigned, logNow } from './support';
 
-describe('a store bounded by count and age', () => {
-	it('never holds more than its count; the oldest goes first', () => {
-		const store = new Kept<number>(3, 60_000);
-		for (const key of ['a', 'b', 'c', 'd']) store.set(key, 1);
-		expect(store.size).toBe(3);
-		expect(store.get('a')).toBeUndefined();
-		expect(store.get('d')).toBe(1);
+describe("the trigger's memory, bounded by count and age", () => {
+	beforeEach(() => forgetProcessMemory());
+
+	it(`never holds more than ${TRIGGERS_KEPT} triggers; the least recently used goes first`, () => {
+		const first = memoryOf('trigger 0');
+		first.listedAt = 1;
+		for (let i = 1; i <= TRIGGERS_KEPT; i++) memoryOf(`trigger ${i}`);
+		expect(memoryOf('trigger 0').listedAt).toBeUndefined();
+		expect(memoryOf(`trigger ${TRIGGERS_KEPT}`)).toBe(memoryOf(`trigger ${TRIGGERS_KEPT}`));
 	});
 
-	it('forgets what is older than its age: never answered, gone at the next write', () => {
+	it(`forgets a trigger unused for ${ANSWER_WAIT_MS / 60_000} minutes, and keeps one in use`, () => {
 		const now = Date.now();
 		const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
 		try {
-			const store = new Kept<number>(10, 1_000 * 3600);
-			store.set('a', 1);
-			clock.mockImplementation(() => now + 600);
-			store.set('b', 2);
-			expect(store.get('a')).toBe(1);
-			clock.mockImplementation(() => now + 3_600_000);
-			expect(store.get('a')).toBeUndefined();
-			store.set('c', 3);
-			expect(store.size).toBe(2);
+			memoryOf('busy').listedAt = now;
+			memoryOf('idle').listedAt = now;
+			clock.mockImplementation(() => now + ANSWER_WAIT_MS - 1);
+			expect(memoryOf('busy').listedAt).toBe(now);
+			clock.mockImplementation(() => now + ANSWER_WAIT_MS + 1);
+			expect(memoryOf('busy').listedAt).toBe(now);
+			expect(memoryOf('idle').listedAt).toBeUndefined();
 		} finally {
 			clock.mockRestore();
 		}
