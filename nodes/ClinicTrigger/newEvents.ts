@@ -60,16 +60,11 @@ function heldFor(taken: TriggerMemory['taken'], arrived: number): taken is NonNu
 export async function readNewEvents(trigger: string, log: EventLog, filters: EventFilter[], saved: Cursor, arrivedAt: number): Promise<NewEvents> {
 	const state = memoryOf(trigger);
 	return await new Promise<NewEvents>((resolve, reject) => {
-		let settled = false;
-		const waiter: Waiter = {
-			resolve: (found) => ((settled = true), resolve(found)),
-			reject: (error) => ((settled = true), reject(error)),
-			gone: false,
-		};
+		const waiter: Waiter = { resolve, reject, gone: false };
+		// Too late for this delivery (a promise settles once: nothing happens when it was answered).
 		void sleep(EVENT_LOG_ANSWER_MS).then(() => {
-			if (settled) return;
 			waiter.gone = true;
-			waiter.reject(new Error(`no answer within ${EVENT_LOG_ANSWER_MS / 1000} s`));
+			reject(new Error(`no answer within ${EVENT_LOG_ANSWER_MS / 1000} s`));
 		});
 		if (state.next) {
 			state.next.waiters.push(waiter);
