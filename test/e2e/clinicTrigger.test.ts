@@ -261,19 +261,37 @@ describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationS
 	);
 
 	it(
-		'events delivered while n8n was stopped (the service\'s retries spent) run once, oldest first, with the first delivery after its start',
+		"events delivered while n8n was stopped (the service's retries spent) run once, oldest first, with the first delivery after its start; the flagship signs, e-mails and keeps the PDF of each invoice once",
 		n8n.run(async (ctx) => {
-			await ensureActive(patientsId);
+			await ensureActive(patientsId, flagshipId);
 			await server.stop();
 			const missed = [];
 			for (let i = 0; i < 5; i++) missed.push(await sim.emit('patient', 'patient-updated', { id: 60 + i, first_name: 'While n8n was down' }));
-			for (const event of missed) expect(event.logs.every((log) => log.response_code === null)).toBe(true);
+			const finished = [await sim.finishConsultation(), await sim.finishConsultation()];
+			for (const event of [...missed, ...finished]) expect(event.logs.every((log) => log.response_code === null)).toBe(true);
 			server = n8n.track(await startN8n(ctx));
-			if (ctx.asyncPublication) await server.waitForPublication(patientsId);
+			if (ctx.asyncPublication) for (const id of [patientsId, flagshipId]) await server.waitForPublication(id);
 			const first = await sim.emit('patient', 'patient-updated', { id: 65, first_name: 'First after the start' });
 			const [run] = await patientRuns(first);
 			expect(nodeJson(run, 'Patient Events').map((json) => json.eventId)).toEqual([...missed, first].map((event) => event.id));
 			for (const event of missed) expect((await patientRuns(event)).map((execution) => execution.id)).toEqual([run.id]);
+
+			// The flagship: three finished consultations in one execution, each invoice once, each item paired with its event.
+			finished.push(await sim.finishConsultation());
+			const { runs } = await settledRuns(sim, server, flagshipId, finished[2].id, runsWithValue('Consultation Finished', finished[2].value));
+			expect(runs).toHaveLength(1);
+			const [flagship] = runs;
+			expect(flagship.status).toBe('success');
+			expect(nodeJson(flagship, 'Consultation Finished').map((json) => json.eventId)).toEqual(finished.map((event) => event.id));
+			const invoiceIds = finished.map((event) => sim.data.encounters.get((event.value as { encounter_id: number }).encounter_id)!.invoice_id as number);
+			expect(nodeJson(flagship, 'Sign Invoice').map((json) => json.id)).toEqual(invoiceIds);
+			const pdfs = nodeItems(flagship, 'Download PDF');
+			expect(pdfs.map((item) => item.binary?.invoicePdf?.fileName)).toEqual(invoiceIds.map((id) => `${id}.pdf`));
+			expect(pdfs.map((item) => item.pairedItem)).toEqual(invoiceIds.map((_, item) => ({ item })));
+			for (const id of invoiceIds) {
+				expect(sim.data.invoices.get(id)!.signed_at).not.toBeNull();
+				expect(sim.data.invoiceEmails.filter((email) => email.invoice_id === id)).toHaveLength(1);
+			}
 		}),
 		5 * 60_000,
 	);

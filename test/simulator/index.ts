@@ -237,6 +237,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 			state.afterEventsPage = hook;
 		},
 		emit: (suffix, name, value) => state.emitAndSettle(suffix, name, value),
+		finishConsultation: () => state.finishConsultation(),
 		seedEvents: (count, suffix, name, valueOf) => state.seedEvents(count, suffix, name, valueOf),
 		seedInvoices: (count) => state.seedInvoices(count),
 		deliveriesSettled: () => state.bus.settled(),

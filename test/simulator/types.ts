@@ -306,6 +306,8 @@ export interface Simulator {
 	 * event's deliveries, retries and duplicates are done. Throws on names not in the catalog.
 	 */
 	emit(topicSuffix: string, eventName: string, value: unknown): Promise<EventRecord>;
+	/** A new finished consultation with a chargeable invoice of its own, and its consultation-finished event emitted (`POST /_sim/finish-consultation`). */
+	finishConsultation(): Promise<EventRecord>;
 	/**
 	 * Bulk events in the event log without deliveries; default topic 'patient', event
 	 * 'patient-updated', values the seed people's (or `valueOf(i)` for the i-th event).
