@@ -63,21 +63,13 @@ const tokenFromStepOption = {
 };
 const getPeople = { resource: ['patientPortal'], operation: ['getPeople'] };
 
-export const portalAuthenticationProperties: INodeProperties[] = [
-	{
-		displayName: 'Authentication',
-		name: 'authentication',
-		type: 'hidden',
-		options: [portalTokenOption, tokenFromStepOption],
-		default: 'clinicPatientPortalApi',
-		displayOptions: { show: { '@version': [1, 1.1], ...getPeople } },
-	},
-	{
-		displayName: 'Authentication',
-		name: 'authentication',
-		type: 'options',
-		options: [portalTokenOption, tokenFromStepOption],
-		default: 'clinicPatientPortalApi',
-		displayOptions: { show: { '@version': [1.2], ...getPeople } },
-	},
-];
+const portalAuthentication = (type: 'hidden' | 'options', versions: number[]): INodeProperties => ({
+	displayName: 'Authentication',
+	name: 'authentication',
+	type,
+	options: [portalTokenOption, tokenFromStepOption],
+	default: 'clinicPatientPortalApi',
+	displayOptions: { show: { '@version': versions, ...getPeople } },
+});
+
+export const portalAuthenticationProperties: INodeProperties[] = [portalAuthentication('hidden', [1, 1.1]), portalAuthentication('options', [1.2])];

@@ -14,6 +14,8 @@ import { recordsOf } from '../shared';
 /** Before 1.2 Portal Token From chose where the token comes from; from 1.2 Authentication does. */
 const BEFORE_1_2 = { '@version': [1, 1.1] };
 const FROM_1_2 = { '@version': [1.2] };
+/** Whether Authentication (1.2 on) chooses where the token comes from, not Portal Token From. */
+const authenticationChooses = (ctx: IExecuteFunctions) => ctx.getNode().typeVersion >= 1.2;
 
 const properties: INodeProperties[] = [
 	...portalAuthenticationProperties,
@@ -99,7 +101,7 @@ function requirePortalAuthentication(ctx: IExecuteFunctions, itemIndex: number):
 	throw new NodeOperationError(ctx.getNode(), 'Set Authentication to Portal Token: Get People signs in with a patient\'s portal token', {
 		itemIndex,
 		description:
-			ctx.getNode().typeVersion >= 1.2
+			authenticationChooses(ctx)
 				? `This node holds Authentication "${String(authentication)}" from another operation. Choose Portal Token (Clinic Patient Portal API) in Authentication and pick the credential, or None to give the token of an earlier Verify Code step.`
 				: `This node (version ${ctx.getNode().typeVersion}) holds Authentication "${String(authentication)}" from another operation, which its panel does not show. Add a new Clinic node for Get People instead: it lets you choose.`,
 	});
@@ -126,10 +128,9 @@ export async function execute(
 	itemIndex: number,
 	client: ClinicClient,
 ): Promise<INodeExecutionData[]> {
-	const fromStep =
-		this.getNode().typeVersion >= 1.2
-			? this.getNodeParameter('authentication', itemIndex, PORTAL_CREDENTIAL_TYPE) === 'none'
-			: this.getNodeParameter('tokenSource', itemIndex, 'credential') === 'parameter';
+	const fromStep = authenticationChooses(this)
+		? this.getNodeParameter('authentication', itemIndex, PORTAL_CREDENTIAL_TYPE) === 'none'
+		: this.getNodeParameter('tokenSource', itemIndex, 'credential') === 'parameter';
 	if (!fromStep) requirePortalAuthentication(this, itemIndex);
 	const portal = fromStep ? portalFromStep(this, itemIndex) : undefined;
 	const body = await client.request(
