@@ -8,12 +8,10 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 
+import { nativeModules } from '../e2e/harness/package';
+
 const root = join(__dirname, '..', '..');
 
-/** Every file under `dir` whose name ends in `.node` (a compiled native module). */
-function nativeModules(dir: string): string[] {
-	return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.node'));
-}
 
 describe('installing the package into an image', () => {
 	let folder = '';

@@ -88,6 +88,11 @@ export function installPackage(
 	return { name: manifest.name, version: manifest.version, dir };
 }
 
+/** Every file under `dir` whose name ends in `.node` (a compiled native module). */
+export function nativeModules(dir: string): string[] {
+	return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.node'));
+}
+
 /**
  * The package installed as docs/queue-mode.md tells operators to for an image or a worker:
  * `npm install --prefix ~/.n8n/nodes n8n-nodes-clinic` (here with the packed tarball for the
@@ -108,7 +113,7 @@ export function installWithNpm(userFolder: string, tarballPath: string, options:
 		name: string;
 		version: string;
 	};
-	const native = readdirSync(join(downloadFolder, 'node_modules'), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.node'));
+	const native = nativeModules(join(downloadFolder, 'node_modules'));
 	if (native.length > 0) throw new Error(`npm install --prefix ${downloadFolder} brought native modules: ${native.join(', ')}`);
 	return { name, version, dir: join(downloadFolder, 'node_modules', name) };
 }
