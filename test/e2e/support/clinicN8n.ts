@@ -3,8 +3,8 @@
  * with this package installed (unless `installPackage: false`), n8n started (with `queue`, a
  * queue-mode cluster), and the simulator's credentials and the file's workflows created
  * through its REST API (their credentials' ids: `importedCredentialId`). With `start: false`
- * they are imported with n8n's CLI instead and no n8n is started. The simulator and the
- * cluster stop after the file.
+ * they are imported with n8n's CLI instead and no n8n is started; with `installPackage:
+ * false` the credentials are. The simulator and the cluster stop after the file.
  *
  *   const clinic = useClinicN8n({ version, label: 'burst', workflows: () => [workflow()] });
  *   it('…', clinic.n8n.run(async () => { clinic.sim.emit(…); await clinic.server.… }));
@@ -87,9 +87,11 @@ export function useClinicN8n(options: ClinicN8nOptions): ClinicN8n {
 		if (options.installPackage !== false) ctx.installPackage(packRepository(ctx.rootDir), options.installPackage === 'npm' ? 'npm' : 'screen');
 		const credentials = (options.credentials ?? simulatorCredentials)(sim);
 		const workflows = options.workflows?.(sim);
+		// With the CLI where no n8n runs until a test starts one, and without the package: n8n's
+		// REST API refuses a credential type it does not know (the CLI keeps the ids given).
+		const credentialsByCli = options.start === false || options.installPackage === false;
+		if (credentialsByCli) await importCredentials(ctx, credentials);
 		if (options.start === false) {
-			// No n8n runs until a test starts one (or never): the CLI is the only way in.
-			await importCredentials(ctx, credentials);
 			if (workflows) workflowIds = await importWorkflows(ctx, workflows);
 			return;
 		}
@@ -100,7 +102,7 @@ export function useClinicN8n(options: ClinicN8nOptions): ClinicN8n {
 		}
 		server = n8n.track(cluster?.main ?? (await startN8n(ctx)));
 		// Through the running n8n's REST API (in queue mode the main's: all share the database).
-		await restImportCredentials(server, credentials);
+		if (!credentialsByCli) await restImportCredentials(server, credentials);
 		if (workflows) workflowIds = await restImportWorkflows(server, workflows);
 	});
 
