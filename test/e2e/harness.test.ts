@@ -69,9 +69,9 @@ function probeWorkflow(credentialId: string): WorkflowImport {
 	]);
 }
 
-function webhookWorkflow(path: string): WorkflowImport {
+function webhookWorkflow(path: string, webhookId = `0b5f3c2e-1d6a-4c1b-9a55-${Buffer.from(path).toString('hex').slice(0, 12).padEnd(12, '0')}`): WorkflowImport {
 	return chain(`Smoke: webhook ${path}`, [
-		webhookTrigger(path, { webhookId: `0b5f3c2e-1d6a-4c1b-9a55-${Buffer.from(path).toString('hex').slice(0, 12).padEnd(12, '0')}` }),
+		webhookTrigger(path, { webhookId }),
 		setNode('Set', [
 			{ name: 'received', value: '={{ $json.body.patient }}', type: 'string' },
 			{ name: 'doubled', value: '={{ $json.body.n * 2 }}', type: 'number' },
@@ -179,7 +179,12 @@ describe.each(serverCases)('n8n %s (publication service: %s): server', (version,
 			const path = `smoke-${ctx.major}-${publicationService}`;
 			let server = n8n.track(await startN8n(ctx));
 			expect(ctx.auth?.apiKey).toBeTruthy();
-			const [workflowId, manualId] = await restImportWorkflows(server, [webhookWorkflow(path), manualSetWorkflow]);
+			const activeAtImport = { ...webhookWorkflow(`${path}-active`, '0b5f3c2e-1d6a-4c1b-9a55-acc1ea7e0000'), active: true };
+			const [workflowId, manualId, activeId] = await restImportWorkflows(server, [webhookWorkflow(path), manualSetWorkflow, activeAtImport]);
+			// Imported `active: true`: live once the import answers, as after n8n's start for a CLI import.
+			expect((await server.getWorkflow(activeId)).active).toBe(true);
+			const early = await server.request('POST', `/webhook/${path}-active`, { patient: 'Eva', n: 2 });
+			expect(early.body).toEqual({ received: 'Eva', doubled: 4 });
 
 			const activated = await server.activateWorkflow(workflowId);
 			expect(activated.id).toBe(workflowId);

@@ -125,9 +125,3 @@ export async function restImportWorkflows(server: N8nServer, workflows: Workflow
 	for (const [index, workflow] of workflows.entries()) if (workflow.active) await server.activateWorkflow(ids[index]);
 	return ids;
 }
-
-/** restImportWorkflows for one workflow; returns its id. */
-export async function restImportWorkflow(server: N8nServer, workflow: WorkflowImport): Promise<string> {
-	const [id] = await restImportWorkflows(server, [workflow]);
-	return id;
-}
