@@ -10,9 +10,10 @@ import {
 	N8N_VERSIONS,
 	N8nContext,
 	ensureN8n,
-	importCredentials,
-	importWorkflows,
 	packRepository,
+	reservePort,
+	restImportCredentials,
+	restImportWorkflows,
 	startN8n,
 } from '../test/e2e/harness';
 import { exampleFiles, fakeModelCredential, loadExample, simulatorCredentials } from '../test/e2e/support/examples';
@@ -37,6 +38,8 @@ async function portalToken(apiBaseUrl: string, demo: { countryCode: string; phon
 async function main(): Promise<void> {
 	const version = option('n8n', N8N_VERSIONS.v2);
 	const port = Number(option('port', '5678'));
+	// Free until n8n binds it: the task broker's port must not be this one (demo.test.ts picks it from the same range).
+	reservePort(port);
 	const say = (line = '') => process.stdout.write(`${line}\n`);
 
 	say(`Preparing n8n ${version} (the first time this installs Node 24 and n8n from the npm registry: several minutes)...`);
@@ -52,15 +55,16 @@ async function main(): Promise<void> {
 	ctx.installPackage(packRepository(rootDir));
 	// The AI agent example talks to a scripted model: it looks an encounter's invoice up and e-mails it.
 	const model = await startFakeModel();
-	await importCredentials(ctx, [
+
+	say('Starting n8n...');
+	const server = await startN8n(ctx);
+	// Saved through the running n8n's REST API, as the editor saves them (no n8n import run each).
+	await restImportCredentials(server, [
 		...simulatorCredentials(sim, await portalToken(sim.apiBaseUrl, sim.portalDemo)),
 		fakeModelCredential(model.baseUrl),
 	]);
 	const files = exampleFiles();
-	const ids = await importWorkflows(ctx, files.map((file) => loadExample(file, sim)));
-
-	say('Starting n8n...');
-	const server = await startN8n(ctx);
+	const ids = await restImportWorkflows(server, files.map((file) => loadExample(file, sim)));
 	const flagshipId = ids[files.indexOf(FLAGSHIP)];
 	await server.activateWorkflow(flagshipId);
 	const flagshipName = loadExample(FLAGSHIP, sim).name;

@@ -1,6 +1,6 @@
 /**
  * The Clinic node inside real n8n (1.123 and 2.41), installed from the packed tarball the
- * way the Community Nodes screen installs it, credentials imported with n8n's own CLI, and
+ * way the Community Nodes screen installs it, credentials saved through n8n's REST API, and
  * every example workflow of examples/ run from the editor's Execute Workflow in one running
  * n8n against the simulator (and once with `n8n execute`, a new process, to show the session
  * n8n saved is used).
@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { RequestLogEntry } from '../simulator';
-import { ALL_N8N_VERSIONS, executeWorkflow, importCredentials, nodeItems, nodeJson, runManually } from './harness';
+import { ALL_N8N_VERSIONS, executeWorkflow, nodeItems, nodeJson, restImportCredentials, runManually } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { EXAMPLES_DIR, exampleFiles, loadExample, simulatorCredentials } from './support/examples';
 
@@ -41,9 +41,9 @@ describe.each(ALL_N8N_VERSIONS)('Clinic node in n8n %s', (version) => {
 
 	it(
 		'patient update sends only the fields set, with insurance dates as dates; one sign-in for the run',
-		n8n.run(async (ctx) => {
+		n8n.run(async () => {
 			// The credential as the user saved it, without a session from an earlier run.
-			await importCredentials(ctx, simulatorCredentials(clinic.sim));
+			await restImportCredentials(clinic.server, simulatorCredentials(clinic.sim));
 			const result = await run('patient-update.json');
 			expect(nodeJson(result, 'Update Patient')[0]).toMatchObject({ id: 1, email: 'ana.medina@example.com' });
 			const [put] = calls('PUT', '/api/v1/people/1');
@@ -149,7 +149,7 @@ describe.each(ALL_N8N_VERSIONS)('Clinic node in n8n %s', (version) => {
 
 	it(
 		'patient portal: verify the code, then use the portal token in its own credential',
-		n8n.run(async (ctx) => {
+		n8n.run(async () => {
 			const signIn = await run('patient-portal-sign-in.json');
 			const [verified] = nodeJson(signIn, 'Verify Code');
 			expect(verified.token).toEqual(expect.any(String));
@@ -158,7 +158,7 @@ describe.each(ALL_N8N_VERSIONS)('Clinic node in n8n %s', (version) => {
 			expect(nodeJson(signIn, 'Get People').map((p) => p.id)).toContain(4);
 			expect(JSON.stringify(nodeJson(signIn, 'Get People'))).not.toContain(String(verified.token));
 
-			await importCredentials(ctx, simulatorCredentials(clinic.sim, String(verified.token)));
+			await restImportCredentials(clinic.server, simulatorCredentials(clinic.sim, String(verified.token)));
 			const people = await run('patient-portal-people.json');
 			// Person 4 has the demo phone (person 1 had it too, until the patient-update example changed it).
 			expect(nodeJson(people, 'Portal People').map((p) => p.id)).toContain(4);

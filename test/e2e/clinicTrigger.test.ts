@@ -10,7 +10,7 @@ import { join } from 'node:path';
 
 import { passwordCredentialData, signDelivery, type Simulator } from '../simulator';
 import { startRefusingProxy } from '../ClinicTrigger/support';
-import { N8N_VERSIONS, nodeItems, nodeJson, startN8n, type N8nServer, type PublicationService, type WorkflowImport } from './harness';
+import { N8N_VERSIONS, importedCredentialId, nodeItems, nodeJson, startN8n, type N8nServer, type PublicationService, type WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { DEMO_CREDENTIAL_IDS, loadExample, simulatorCredentials } from './support/examples';
 import { acceptedAsNew, runsWithValue, settledRuns, storedRuns } from './support/runs';
@@ -298,10 +298,10 @@ describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationS
 
 	it(
 		"the credential's Test button signs in for real and says what is wrong",
-		n8n.run(async () => {
+		n8n.run(async (ctx) => {
 			const test = async (data: Record<string, unknown>) =>
 				await server.rest<{ status: string; message: string }>('POST', '/credentials/test', {
-					credentials: { id: DEMO_CREDENTIAL_IDS.clinicApi, name: 'Clinic API (simulator)', type: 'clinicApi', data },
+					credentials: { id: importedCredentialId(ctx, DEMO_CREDENTIAL_IDS.clinicApi), name: 'Clinic API (simulator)', type: 'clinicApi', data },
 				});
 			const [good] = simulatorCredentials(sim);
 			sim.clearLog();

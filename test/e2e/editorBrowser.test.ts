@@ -170,6 +170,8 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			// n8n's update check (npm outdated) ignores that variable: it reads the nodes folder's .npmrc.
 			mkdirSync(nodesFolder(ctx.userFolder), { recursive: true });
 			writeFileSync(join(nodesFolder(ctx.userFolder), '.npmrc'), `registry=${registry.url}\n`, 'utf8');
+			// With the CLI: n8n's REST API refuses a credential type it does not know, and the
+			// package's comes with the install the first test makes through the editor.
 			// The wrong-password credential first: n8n gives a new node the most recently saved one.
 			await importCredentials(ctx, [
 				{ ...WRONG_PASSWORD, type: 'clinicApi', data: { ...simulatorCredentials(sim)[0].data, password: 'not-the-password' } },

@@ -2,8 +2,8 @@
  * Proves the end-to-end machinery on real n8n 1.123 and 2.41 with n8n's built-in nodes
  * and a minimal community package (test/e2e/fixtures/probe-package):
  * CLI import + execute, community package loading, credentials import, and a server
- * with owner, API key, webhook activation (2.41: with and without its publication
- * service), executions, restart and deactivation.
+ * with owner, API key, workflows created through its REST API, webhook activation (2.41:
+ * with and without its publication service), executions, restart and deactivation.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,11 +16,12 @@ import {
 	executeWorkflow,
 	importCredentials,
 	importWorkflow,
-	importWorkflows,
 	nodeJson,
 	parseLastJson,
+	restImportWorkflows,
 	startN8n,
 	useN8nContext,
+	withImportedCredentialIds,
 	type PublicationService,
 	type WorkflowImport,
 } from './harness';
@@ -68,9 +69,9 @@ function probeWorkflow(credentialId: string): WorkflowImport {
 	]);
 }
 
-function webhookWorkflow(path: string): WorkflowImport {
+function webhookWorkflow(path: string, webhookId = `0b5f3c2e-1d6a-4c1b-9a55-${Buffer.from(path).toString('hex').slice(0, 12).padEnd(12, '0')}`): WorkflowImport {
 	return chain(`Smoke: webhook ${path}`, [
-		webhookTrigger(path, { webhookId: `0b5f3c2e-1d6a-4c1b-9a55-${Buffer.from(path).toString('hex').slice(0, 12).padEnd(12, '0')}` }),
+		webhookTrigger(path, { webhookId }),
 		setNode('Set', [
 			{ name: 'received', value: '={{ $json.body.patient }}', type: 'string' },
 			{ name: 'doubled', value: '={{ $json.body.n * 2 }}', type: 'number' },
@@ -96,6 +97,25 @@ test('parseLastJson finds the run after log lines and before trailing ones', () 
 	expect(parseLastJson(text)).toEqual({ data: { x: '}' } });
 	expect(parseLastJson('{"one":1}\nlog')).toEqual({ one: 1 });
 	expect(parseLastJson('no json')).toBeUndefined();
+});
+
+test('withImportedCredentialIds names the credentials by n8n\'s ids and says which ids no import gave', () => {
+	const ids = new Map([['given1', 'n8nId1']]);
+	const first = { name: 'A', type: 't', credentials: { clinicApi: { id: 'given1', name: 'One' } } };
+	const nodes = [
+		first,
+		{ name: 'B', type: 't', credentials: { clinicApi: { id: 'n8nId1', name: 'One' }, other: { id: 'later', name: 'Two' } } },
+		{ name: 'C', type: 't' },
+	];
+	const mapped = withImportedCredentialIds(nodes, ids);
+	expect(mapped.nodes.map((node) => node.credentials)).toEqual([
+		{ clinicApi: { id: 'n8nId1', name: 'One' } },
+		{ clinicApi: { id: 'n8nId1', name: 'One' }, other: { id: 'later', name: 'Two' } },
+		undefined,
+	]);
+	expect(mapped.unknown).toEqual(['later']);
+	// The workflow given is left as it was.
+	expect(first.credentials.clinicApi.id).toBe('given1');
 });
 
 describe.each(ALL_N8N_VERSIONS)('n8n %s: CLI', (version) => {
@@ -157,10 +177,14 @@ describe.each(serverCases)('n8n %s (publication service: %s): server', (version,
 		'activates a webhook workflow, runs it, survives a restart, deactivates it',
 		n8n.run(async (ctx) => {
 			const path = `smoke-${ctx.major}-${publicationService}`;
-			const [workflowId, manualId] = await importWorkflows(ctx, [webhookWorkflow(path), manualSetWorkflow]);
-
 			let server = n8n.track(await startN8n(ctx));
 			expect(ctx.auth?.apiKey).toBeTruthy();
+			const activeAtImport = { ...webhookWorkflow(`${path}-active`, '0b5f3c2e-1d6a-4c1b-9a55-acc1ea7e0000'), active: true };
+			const [workflowId, manualId, activeId] = await restImportWorkflows(server, [webhookWorkflow(path), manualSetWorkflow, activeAtImport]);
+			// Imported `active: true`: live once the import answers, as after n8n's start for a CLI import.
+			expect((await server.getWorkflow(activeId)).active).toBe(true);
+			const early = await server.request('POST', `/webhook/${path}-active`, { patient: 'Eva', n: 2 });
+			expect(early.body).toEqual({ received: 'Eva', doubled: 4 });
 
 			const activated = await server.activateWorkflow(workflowId);
 			expect(activated.id).toBe(workflowId);

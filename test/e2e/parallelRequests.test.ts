@@ -4,7 +4,7 @@
  * for the whole n8n process, so two executions at once stay within the maximum together.
  */
 import { MAX_PARALLEL_REQUESTS } from '../../nodes/Clinic/actions/scheduler';
-import { N8N_VERSIONS, newN8nId, nodeItems, runManually, type WorkflowImport } from './harness';
+import { N8N_VERSIONS, nodeItems, runManually, type WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { storedRuns } from './support/runs';
 import { chain, clinicNode, manualTrigger, webhookTrigger, type ChainNode } from './support/workflows';
@@ -12,8 +12,6 @@ import { chain, clinicNode, manualTrigger, webhookTrigger, type ChainNode } from
 const ITEMS = 150;
 /** Maximum Parallel Requests of the two concurrent workflows. */
 const SHARED_MAXIMUM = 6;
-
-const SHARED_IDS = [newN8nId(), newN8nId()];
 
 /** Clinic Consultation Get (version 1, plain id) of each item's `id`. */
 function clinicGet(options: Record<string, unknown>): ChainNode {
@@ -28,7 +26,6 @@ function items(code: string): ChainNode {
 const defaultsWorkflow: WorkflowImport = chain(
 	'Parallel Requests: defaults',
 	[manualTrigger('Manual'), items(`return Array.from({ length: ${ITEMS} }, (_, i) => ({ json: { id: (i % 3) + 1, index: i } }));`), clinicGet({})],
-	{ id: newN8nId() },
 );
 
 /** Webhook -> 120 items asking for consultation `id` -> Clinic with Maximum Parallel Requests 6. */
@@ -40,7 +37,6 @@ function webhookWorkflow(path: string, id: number): WorkflowImport {
 			items(`return Array.from({ length: 120 }, () => ({ json: { id: ${id} } }));`),
 			clinicGet({ maxParallelRequests: SHARED_MAXIMUM }),
 		],
-		{ id: SHARED_IDS[id - 1] },
 	);
 }
 
@@ -52,13 +48,15 @@ describe(`Parallel Requests: Automatic in n8n ${N8N_VERSIONS.v2}`, () => {
 		workflows: () => [defaultsWorkflow, webhookWorkflow('shared-a', 1), webhookWorkflow('shared-b', 2)],
 	});
 	const { n8n } = clinic;
+	const defaultsId = () => clinic.workflowIds[0];
+	const sharedIds = () => clinic.workflowIds.slice(1);
 
 	it(
 		'at the defaults: many requests in flight, outputs in input order and paired, one sign-in',
 		n8n.run(async () => {
 			clinic.sim.reset();
 			clinic.sim.setLatency(20);
-			const result = await runManually(clinic.server, defaultsWorkflow.id!);
+			const result = await runManually(clinic.server, defaultsId());
 			const output = nodeItems(result.run!, 'Clinic');
 			expect(output).toHaveLength(ITEMS);
 			expect(output.map((item) => item.json.id)).toEqual(Array.from({ length: ITEMS }, (_, i) => (i % 3) + 1));
@@ -74,8 +72,7 @@ describe(`Parallel Requests: Automatic in n8n ${N8N_VERSIONS.v2}`, () => {
 	it(
 		`two executions at once in one n8n process share the host's limiter: together at most ${SHARED_MAXIMUM} in flight`,
 		n8n.run(async () => {
-			await clinic.server.activateWorkflow(SHARED_IDS[0]);
-			await clinic.server.activateWorkflow(SHARED_IDS[1]);
+			for (const id of sharedIds()) await clinic.server.activateWorkflow(id);
 			clinic.sim.reset();
 			clinic.sim.setLatency(25);
 			const answers = await Promise.all(
@@ -83,7 +80,7 @@ describe(`Parallel Requests: Automatic in n8n ${N8N_VERSIONS.v2}`, () => {
 			);
 			expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
 			// Each answer carried its run's output, so both runs are over: one run each, exactly.
-			const [first, second] = await Promise.all(SHARED_IDS.map(async (id) => await storedRuns(clinic.server, id, () => true, 1)));
+			const [first, second] = await Promise.all(sharedIds().map(async (id) => await storedRuns(clinic.server, id, () => true, 1)));
 			expect([first.length, second.length]).toEqual([1, 1]);
 			expect([first[0].status, second[0].status]).toEqual(['success', 'success']);
 

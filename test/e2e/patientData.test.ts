@@ -15,7 +15,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { Simulator } from '../simulator';
-import { ALL_N8N_VERSIONS, N8N_VERSIONS, executeWorkflow, importCredentials, nodeItems, nodeJson, runManually } from './harness';
+import { ALL_N8N_VERSIONS, N8N_VERSIONS, executeWorkflow, nodeItems, nodeJson, restImportCredentials, runManually } from './harness';
 import type { N8nServer, WorkflowImport, WorkflowRun } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { startFakeModel, type FakeModel } from './support/fakeModel';
@@ -143,7 +143,7 @@ describe.each(ALL_N8N_VERSIONS)('patient data in n8n %s', (version) => {
 			}
 			// The portal's people with the token the sign-in example obtained, in its own credential.
 			const [verified] = nodeJson(manualRuns.get(PORTAL_SIGN_IN)!, 'Verify Code');
-			await importCredentials(ctx, simulatorCredentials(sim, String(verified.token)));
+			await restImportCredentials(server, simulatorCredentials(sim, String(verified.token)));
 			const people = await runManually(server, ids.get(PORTAL_PEOPLE)!);
 			manualRuns.set(PORTAL_PEOPLE, people.run!);
 			expect(nodeJson(people.run!, 'Portal People').map((p) => p.id)).toContain(4);

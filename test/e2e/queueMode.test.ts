@@ -21,6 +21,7 @@
 import { signDelivery, type Simulator } from '../simulator';
 import {
 	N8N_VERSIONS,
+	importedCredentialId,
 	nodeJson,
 	startN8n,
 	getFreePort,
@@ -246,7 +247,7 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 			const reports = await runRounds('Refresh Token credential', 'queue-rounds-refresh', refreshRoundsId);
 			const later = await runOnce('queue-rounds-refresh', refreshRoundsId);
 			const executions = await cluster.main.listExecutions(refreshRoundsId, { includeData: false });
-			const stored = await storedCredential(REFRESH_CREDENTIAL_ID);
+			const stored = await storedCredential(importedCredentialId(n8n.ctx, REFRESH_CREDENTIAL_ID));
 			const storedToken = String(stored.rotatedRefreshToken || stored.refreshToken || '');
 			const status = sim.refreshTokenStatus(storedToken);
 			process.stdout.write(

@@ -6,7 +6,7 @@
  */
 import { ClinicApi } from '../../credentials/ClinicApi.credentials';
 import { passwordCredentialData, type Simulator } from '../simulator';
-import { ALL_N8N_VERSIONS, nodeError, nodeJson, runManually, type WorkflowImport } from './harness';
+import { ALL_N8N_VERSIONS, importedCredentialId, nodeError, nodeJson, runManually, type WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { chain, clinicNode, manualTrigger, setNode } from './support/workflows';
 
@@ -154,7 +154,7 @@ describe.each(ALL_N8N_VERSIONS)('sign-in failures in n8n %s', (version) => {
 			expect((await runManually(clinic.server, ids[WORKING_INDEX])).ok).toBe(true);
 			// The revoked token was refused, and n8n signed in anew and stored the new session.
 			expect(sim.tokenRequests()).toBeGreaterThan(tokenRequestsBefore);
-			const exported = await ctx.runN8n(['export:credentials', `--id=${credentialId(WORKING_INDEX)}`, '--decrypted'], { logName: 'export-credentials' });
+			const exported = await ctx.runN8n(['export:credentials', `--id=${importedCredentialId(ctx, credentialId(WORKING_INDEX))}`, '--decrypted'], { logName: 'export-credentials' });
 			const match = /\[\s*\{[\s\S]*\}\s*\]/.exec(exported.stdout);
 			expect(match).not.toBeNull();
 			const [stored] = JSON.parse(match![0]) as Array<{ data: Record<string, unknown> }>;

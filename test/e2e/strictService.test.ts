@@ -7,7 +7,7 @@
  * (faults.test.ts covers the retried 429/503 and the answers that never come.)
  */
 import type { Simulator } from '../simulator';
-import { N8N_VERSIONS, nodeJson, runManually, startN8n, type N8nServer, type WorkflowImport } from './harness';
+import { N8N_VERSIONS, nodeJson, runManually, type N8nServer, type WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { runsWithValue, settledRuns } from './support/runs';
 import { byId, chain, clinicNode, clinicTriggerWorkflow, manualTrigger } from './support/workflows';
@@ -51,7 +51,6 @@ describe.each([
 	['2.41', N8N_VERSIONS.v2],
 ])('a service as strict as the spec, n8n %s', (_label, version) => {
 	let sim: Simulator;
-	let server: N8nServer | undefined;
 	let triggerId: string;
 	let errorsId: string;
 
@@ -62,8 +61,6 @@ describe.each([
 		// https callbacks only (no allowHttpCallbacks), delivered to n8n's local port.
 		simulator: (ctx) => ({ callbackProxy: { from: PUBLIC_ORIGIN, to: ctx.baseUrl }, deliveryRetryDelayMs: 100 }),
 		workflows: () => [triggerWorkflow(), errorsWorkflow()],
-		// Started by the first test that needs the trigger.
-		start: false,
 	});
 	const { n8n } = clinic;
 	beforeAll(() => {
@@ -72,11 +69,9 @@ describe.each([
 	});
 
 	const live = () => sim.subscriptions().filter((s) => s.deleted_at === null && s.status === 'enabled');
-	/** n8n running, started by whichever test comes first. */
-	const running = async (): Promise<N8nServer> => (server ??= n8n.track(await startN8n(n8n.ctx)));
 	/** n8n running with the trigger active. */
 	const activeTrigger = async (): Promise<N8nServer> => {
-		const started = await running();
+		const started = clinic.server;
 		if (!(await started.getWorkflow(triggerId)).active) await started.activateWorkflow(triggerId);
 		return started;
 	};
@@ -87,7 +82,7 @@ describe.each([
 			sim.addFault({ kind: 'status', status: 429, retryAfterSeconds: 120, host: 'api', method: 'GET', path: '/api/v1/consultations/3' });
 			sim.addFault({ kind: 'status', status: 503, host: 'api', method: 'GET', path: '/api/v1/consultations/2' });
 			sim.clearLog();
-			const result = await runManually(await running(), errorsId, { allowFailure: true });
+			const result = await runManually(clinic.server, errorsId, { allowFailure: true });
 			sim.clearFaults();
 			const item = (node: string) => nodeJson(result.run!, node);
 			expect(item('Not Found')).toEqual([expect.objectContaining({ error: expect.stringMatching(/Consultation 999 was not found/), httpCode: '404' })]);

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 
 import { CREDENTIAL_KEPT_MS } from '../../nodes/ClinicTrigger/memory';
 import { passwordCredentialData } from '../simulator';
-import { ALL_N8N_VERSIONS, nodeJson, type N8nServer, type WorkflowImport } from './harness';
+import { ALL_N8N_VERSIONS, importedCredentialId, nodeJson, type N8nServer, type WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { clinicTriggerWorkflow } from './support/workflows';
 
@@ -47,8 +47,8 @@ describe.each(ALL_N8N_VERSIONS)('Clinic Trigger resubscribing in n8n %s', (versi
 	const [keyWorkflow, disabledWorkflow, refusedWorkflow, forgedWorkflow] = [0, 1, 2, 3].map((index) => () => clinic.workflowIds[index]);
 	/** The credential saved anew with another signing key; the trigger's kept copy expires. */
 	const replaceSigningKey = async () => {
-		await clinic.server.rest('PATCH', `/credentials/${CREDENTIAL.id}`, {
-			...CREDENTIAL,
+		await clinic.server.rest('PATCH', `/credentials/${importedCredentialId(clinic.n8n.ctx, CREDENTIAL.id)}`, {
+			name: CREDENTIAL.name,
 			type: 'clinicApi',
 			data: passwordCredentialData(clinic.sim, { webhookSigningKey: randomBytes(32).toString('hex') }),
 		});

@@ -63,6 +63,11 @@ function isFree(port: number): Promise<boolean> {
 	});
 }
 
+/** A port another process chose for this one (e.g. on its command line): never handed out here. */
+export function reservePort(port: number): void {
+	handedOut.add(port);
+}
+
 /** A TCP port of this process's range, free a moment ago on 127.0.0.1 and never handed out before here. */
 export async function getFreePort(): Promise<number> {
 	const { first, last } = portRange();

@@ -7,6 +7,7 @@
  *   package.ts   installPackage(userFolder, tarball): as n8n's Community Nodes screen does
  *   context.ts   createN8nContext(options) -> N8nContext (temp folder, logs, port, processes)
  *   cli.ts       importCredentials, importWorkflow(s), executeWorkflow, nodeItems/nodeJson
+ *   restImport.ts restImportCredentials, restImportWorkflows: into a running n8n, no CLI run
  *   manualRun.ts runManually(server, id): a run from the Manual Trigger in a running n8n
  *   waitFor.ts   waitFor(what, check): bounded polling
  *   executions.ts Execution, readExecutionsWhen(server, id, …): listed without data, read once
@@ -23,6 +24,7 @@ export * from './env';
 export * from './package';
 export * from './context';
 export * from './cli';
+export * from './restImport';
 export * from './waitFor';
 export * from './executions';
 export * from './server';

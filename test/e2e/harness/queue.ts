@@ -9,8 +9,8 @@
  *   const n8n = useN8nContext({ version }, async (ctx) => {
  *     ctx.installPackage(packRepository(ctx.rootDir));
  *     await enableQueueMode(ctx);                  // Postgres + Redis + env
- *     await importCredentials(ctx, ...);             // into Postgres
  *     cluster = await startQueueCluster(ctx);        // main + 2 workers + 2 webhook processors
+ *     await restImportCredentials(cluster.main, ...); // into Postgres, which all of them read
  *   });
  */
 import type { ChildProcess } from 'node:child_process';

@@ -1,8 +1,10 @@
 /**
  * The setup most end-to-end files share, in one call: a simulator, an n8n of `version`
- * with this package installed (unless `installPackage: false`), the simulator's credentials and the file's workflows
- * imported, and n8n started (unless `start: false`; with `queue`, a queue-mode cluster). The
- * simulator and the cluster stop after the file.
+ * with this package installed (unless `installPackage: false`), n8n started (with `queue`, a
+ * queue-mode cluster), and the simulator's credentials and the file's workflows created
+ * through its REST API (their credentials' ids: `importedCredentialId`). With `start: false`
+ * they are imported with n8n's CLI instead and no n8n is started; with `installPackage:
+ * false` the credentials are. The simulator and the cluster stop after the file.
  *
  *   const clinic = useClinicN8n({ version, label: 'burst', workflows: () => [workflow()] });
  *   it('…', clinic.n8n.run(async () => { clinic.sim.emit(…); await clinic.server.… }));
@@ -13,6 +15,8 @@ import {
 	importCredentials,
 	importWorkflows,
 	packRepository,
+	restImportCredentials,
+	restImportWorkflows,
 	startN8n,
 	startQueueCluster,
 	useN8nContext,
@@ -51,7 +55,7 @@ export interface ClinicN8nOptions {
 	 * Nodes screen puts it; 'npm': with the command docs/queue-mode.md gives for images and workers.
 	 */
 	installPackage?: boolean | 'npm';
-	/** Default true: n8n is running when the first test starts. */
+	/** Default true: n8n is running when the first test starts (false: CLI import, no n8n). */
 	start?: boolean;
 }
 
@@ -81,15 +85,25 @@ export function useClinicN8n(options: ClinicN8nOptions): ClinicN8n {
 		sim = await startSimulator(simulatorOptions);
 		await options.prepare?.(sim, ctx);
 		if (options.installPackage !== false) ctx.installPackage(packRepository(ctx.rootDir), options.installPackage === 'npm' ? 'npm' : 'screen');
-		await importCredentials(ctx, (options.credentials ?? simulatorCredentials)(sim));
-		if (options.workflows) workflowIds = await importWorkflows(ctx, options.workflows(sim));
-		if (options.start === false) return;
+		const credentials = (options.credentials ?? simulatorCredentials)(sim);
+		const workflows = options.workflows?.(sim);
+		// With the CLI where no n8n runs until a test starts one, and without the package: n8n's
+		// REST API refuses a credential type it does not know (the CLI keeps the ids given).
+		const credentialsByCli = options.start === false || options.installPackage === false;
+		if (credentialsByCli) await importCredentials(ctx, credentials);
+		if (options.start === false) {
+			if (workflows) workflowIds = await importWorkflows(ctx, workflows);
+			return;
+		}
 		if (options.queue) {
 			cluster = await startQueueCluster(ctx, options.queue);
 			const pids = cluster.pids().map((p) => `${p.kind}${p.kind === 'main' ? '' : ` ${p.index}`} pid ${p.pid}`);
 			process.stdout.write(`${label} ${version}: started ${pids.join(', ')}\n`);
 		}
 		server = n8n.track(cluster?.main ?? (await startN8n(ctx)));
+		// Through the running n8n's REST API (in queue mode the main's: all share the database).
+		if (!credentialsByCli) await restImportCredentials(server, credentials);
+		if (workflows) workflowIds = await restImportWorkflows(server, workflows);
 	});
 
 	afterAll(async () => {
