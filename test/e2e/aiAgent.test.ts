@@ -4,7 +4,7 @@
  * URL. The fake model picks tools by their descriptions alone: the tool nodes are renamed
  * to "Tool 1"… before the run, so nothing but the descriptions tells them apart.
  */
-import { N8N_VERSIONS, executeWorkflow, nodeJson } from './harness';
+import { N8N_VERSIONS, nodeJson, runManually } from './harness';
 import type { WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { startFakeModel, type FakeModel } from './support/fakeModel';
@@ -42,7 +42,6 @@ describe('Clinic tools in n8n\'s AI Agent (n8n 2.41.1)', () => {
 			names = neutral.names;
 			return [neutral.workflow];
 		},
-		start: false,
 	});
 	const { n8n } = clinic;
 
@@ -53,7 +52,7 @@ describe('Clinic tools in n8n\'s AI Agent (n8n 2.41.1)', () => {
 	it(
 		'the model finds the tools by their descriptions; the refused e-mail reaches it with the reason',
 		n8n.run(async () => {
-			const result = await executeWorkflow(n8n.ctx, clinic.workflowIds[0]);
+			const result = await runManually(clinic.server, clinic.workflowIds[0]);
 
 			// What n8n told the model about each tool: the example's tool descriptions (Set Manually),
 			// not the short action names a person sees on the canvas.

@@ -2,9 +2,8 @@
  * The setup most end-to-end files share, in one call: a simulator, an n8n of `version`
  * with this package installed (unless `installPackage: false`), n8n started (with `queue`, a
  * queue-mode cluster), and the simulator's credentials and the file's workflows created
- * through its REST API (their credentials' ids: `importedCredentialId`). With `start: false`
- * they are imported with n8n's CLI instead and no n8n is started; with `installPackage:
- * false` the credentials are. The simulator and the cluster stop after the file.
+ * through its REST API (their credentials' ids: `importedCredentialId`); with `installPackage:
+ * false` the credentials are imported with n8n's CLI. The simulator and the cluster stop after the file.
  *
  *   const clinic = useClinicN8n({ version, label: 'burst', workflows: () => [workflow()] });
  *   it('…', clinic.n8n.run(async () => { clinic.sim.emit(…); await clinic.server.… }));
@@ -13,7 +12,6 @@ import { startSimulator, type Simulator, type SimulatorOptions } from '../../sim
 import {
 	enableQueueMode,
 	importCredentials,
-	importWorkflows,
 	packRepository,
 	restImportCredentials,
 	restImportWorkflows,
@@ -55,8 +53,6 @@ export interface ClinicN8nOptions {
 	 * Nodes screen puts it; 'npm': with the command docs/queue-mode.md gives for images and workers.
 	 */
 	installPackage?: boolean | 'npm';
-	/** Default true: n8n is running when the first test starts (false: CLI import, no n8n). */
-	start?: boolean;
 }
 
 export interface ClinicN8n {
@@ -87,14 +83,10 @@ export function useClinicN8n(options: ClinicN8nOptions): ClinicN8n {
 		if (options.installPackage !== false) ctx.installPackage(packRepository(ctx.rootDir), options.installPackage === 'npm' ? 'npm' : 'screen');
 		const credentials = (options.credentials ?? simulatorCredentials)(sim);
 		const workflows = options.workflows?.(sim);
-		// With the CLI where no n8n runs until a test starts one, and without the package: n8n's
-		// REST API refuses a credential type it does not know (the CLI keeps the ids given).
-		const credentialsByCli = options.start === false || options.installPackage === false;
+		// With the CLI without the package: n8n's REST API refuses a credential type it does not
+		// know (the CLI keeps the ids given).
+		const credentialsByCli = options.installPackage === false;
 		if (credentialsByCli) await importCredentials(ctx, credentials);
-		if (options.start === false) {
-			if (workflows) workflowIds = await importWorkflows(ctx, workflows);
-			return;
-		}
 		if (options.queue) {
 			cluster = await startQueueCluster(ctx, options.queue);
 			const pids = cluster.pids().map((p) => `${p.kind}${p.kind === 'main' ? '' : ` ${p.index}`} pid ${p.pid}`);
@@ -118,7 +110,7 @@ export function useClinicN8n(options: ClinicN8nOptions): ClinicN8n {
 			return sim;
 		},
 		get server() {
-			if (!server) throw new Error('n8n is not started (start: false, or beforeAll failed)');
+			if (!server) throw new Error('n8n is not started (beforeAll failed?)');
 			return server;
 		},
 		set server(started: N8nServer) {
