@@ -128,6 +128,8 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 	const ensureActive = async (...ids: string[]) => {
 		for (const id of ids) if (!(await cluster.main.getWorkflow(id)).active) await cluster.main.activateWorkflow(id);
 	};
+	/** Set when the Event Log test stopped the main with the trigger workflow active (a start fewer for the next test). */
+	let stoppedWithTriggerActive = false;
 	/** The cluster's main, or a new one when a test before stopped it (mains share the database). */
 	const runningMain = async (ctx: N8nContext): Promise<N8nServer> =>
 		cluster.main.running ? cluster.main : n8n.track(await startN8n(ctx));
@@ -373,8 +375,10 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 			const after = await finish(1);
 			await waitForIds([...first, ...whileDown, ...after], true);
 			await main.deactivateWorkflow(eventLogId);
-			// The next test starts its own mains.
+			// The next test starts its own mains, with the trigger workflow active in the database.
+			if (!(await main.getWorkflow(triggerId)).active) await main.activateWorkflow(triggerId);
 			await main.stop();
+			stoppedWithTriggerActive = true;
 		}),
 		8 * 60_000,
 	);
@@ -382,10 +386,13 @@ describe.each([N8N_VERSIONS.v2, N8N_VERSIONS.v1])('Queue mode: n8n %s, main + 2 
 	it(
 		'two mains started together against one database leave one subscription per event, and a delivery starts one run',
 		n8n.run(async (ctx) => {
-			// The trigger workflow active in the database, whichever test ran before; then no main runs.
-			const before = await runningMain(ctx);
-			if (!(await before.getWorkflow(triggerId)).active) await before.activateWorkflow(triggerId);
-			await before.stop();
+			// The trigger workflow active in the database (the test before left it so, unless it did
+			// not run); then no main runs.
+			if (!stoppedWithTriggerActive) {
+				const before = await runningMain(ctx);
+				if (!(await before.getWorkflow(triggerId)).active) await before.activateWorkflow(triggerId);
+				await before.stop();
+			}
 			await cluster.main.stop();
 			// The service lost the subscription (or it was never made): each main's start-up
 			// finds none and subscribes.
