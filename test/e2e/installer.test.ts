@@ -36,7 +36,6 @@ import { join } from 'node:path';
 import { startSimulator, type EventRecord, type Simulator } from '../simulator';
 import {
 	ALL_N8N_VERSIONS,
-	importCredentials,
 	isFinished,
 	nodeJson,
 	nodesFolder,
@@ -44,6 +43,7 @@ import {
 	packRepository,
 	previousRelease,
 	repositoryPackage,
+	restImportCredentials,
 	restImportWorkflows,
 	retagTarball,
 	startLocalRegistry,
@@ -162,10 +162,9 @@ describe.each(ALL_N8N_VERSIONS)('n8n %s: install, update and uninstall through C
 			sim = await startSimulator({ allowHttpCallbacks: true, deliveryRetryDelayMs: 1000, deliveryTimeoutMs: 30_000 });
 			mkdirSync(nodesFolder(ctx.userFolder), { recursive: true });
 			writeFileSync(join(nodesFolder(ctx.userFolder), '.npmrc'), `registry=${registry.url}\n`, 'utf8');
-			// Taken in before the package exists, as workflows a user brings along; the
-			// credential as 0.1.0 saved it (no webhook signing key). The credential with the CLI:
-			// n8n's REST API refuses a credential type it does not know (it keeps the id given).
-			await importCredentials(ctx, simulatorCredentials(sim));
+			// Taken in before the package exists, as workflows a user brings along (their
+			// credential follows once 0.1.0 is installed: n8n's REST API refuses a credential type
+			// it does not know).
 			server = n8n.track(await startN8n(ctx));
 			[triggerId, actionId, eventLogId] = await restImportWorkflows(server, [patientUpdatedWorkflow(), actionWorkflow(), eventLogWorkflow()]);
 			await server.setE2eFeature(CUSTOM_REGISTRY_FEATURE);
@@ -307,6 +306,8 @@ describe.each(ALL_N8N_VERSIONS)('n8n %s: install, update and uninstall through C
 			// The release: no Event Log Trigger yet.
 			expect(installed.installedNodes.map((n) => n.type).sort()).toEqual([`${PACKAGE}.clinic`, `${PACKAGE}.clinicTrigger`].sort());
 			expect(onDisk(ctx.userFolder)).toBe(PREVIOUS);
+			// The credential as 0.1.0 saves it (no webhook signing key); the workflows get its id.
+			await restImportCredentials(server, simulatorCredentials(sim));
 
 			await server.activateWorkflow(triggerId);
 			await server.activateWorkflow(actionId);
