@@ -11,8 +11,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { N8N_VERSIONS, nodesFolder, packRepository, repositoryPackage, startN8n } from './harness';
+import { N8N_VERSIONS, nodesFolder, packRepository, repositoryPackage, restImportCredentials, startN8n } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
+import { simulatorCredentials } from './support/examples';
 import { consultationOnRequestWorkflow } from './support/workflows';
 
 const PACKAGE = repositoryPackage().name;
@@ -49,6 +50,8 @@ describe(`n8n ${N8N_VERSIONS.v2} with N8N_UNVERIFIED_PACKAGES_ENABLED=false`, ()
 			await clinic.server.stop();
 			ctx.installPackage(packRepository(ctx.rootDir));
 			clinic.server = await startN8n(ctx);
+			// The workflow's credential, now that n8n knows its type.
+			await restImportCredentials(clinic.server, simulatorCredentials(clinic.sim));
 			await clinic.server.activateWorkflow(clinic.workflowIds[0]);
 			const response = await fetch(clinic.server.webhookUrl(PATH), {
 				method: 'POST',

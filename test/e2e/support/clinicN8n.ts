@@ -3,7 +3,8 @@
  * with this package installed (unless `installPackage: false`), n8n started (with `queue`, a
  * queue-mode cluster), and the simulator's credentials and the file's workflows created
  * through its REST API (their credentials' ids: `importedCredentialId`); with `installPackage:
- * false` the credentials are imported with n8n's CLI. The simulator and the cluster stop after the file.
+ * false` no credentials (n8n's REST API refuses a type it does not know: the file imports them
+ * once it installed the package). The simulator and the cluster stop after the file.
  *
  *   const clinic = useClinicN8n({ version, label: 'burst', workflows: () => [workflow()] });
  *   it('…', clinic.n8n.run(async () => { clinic.sim.emit(…); await clinic.server.… }));
@@ -11,7 +12,6 @@
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../simulator';
 import {
 	enableQueueMode,
-	importCredentials,
 	packRepository,
 	restImportCredentials,
 	restImportWorkflows,
@@ -45,7 +45,7 @@ export interface ClinicN8nOptions {
 	simulator?: SimulatorOptions | ((ctx: N8nContext) => SimulatorOptions);
 	/** Before the package is installed: seed data, extra files in the user folder. */
 	prepare?: (sim: Simulator, ctx: N8nContext) => void | Promise<void>;
-	/** Default: the simulator's password credential (`simulatorCredentials`). */
+	/** Default: the simulator's password credential (`simulatorCredentials`); none without the package. */
 	credentials?: (sim: Simulator) => CredentialImport[];
 	workflows?: (sim: Simulator) => WorkflowImport[];
 	/**
@@ -81,12 +81,8 @@ export function useClinicN8n(options: ClinicN8nOptions): ClinicN8n {
 		sim = await startSimulator(simulatorOptions);
 		await options.prepare?.(sim, ctx);
 		if (options.installPackage !== false) ctx.installPackage(packRepository(ctx.rootDir), options.installPackage === 'npm' ? 'npm' : 'screen');
-		const credentials = (options.credentials ?? simulatorCredentials)(sim);
+		const credentials = options.installPackage === false ? [] : (options.credentials ?? simulatorCredentials)(sim);
 		const workflows = options.workflows?.(sim);
-		// With the CLI without the package: n8n's REST API refuses a credential type it does not
-		// know (the CLI keeps the ids given).
-		const credentialsByCli = options.installPackage === false;
-		if (credentialsByCli) await importCredentials(ctx, credentials);
 		if (options.queue) {
 			cluster = await startQueueCluster(ctx, options.queue);
 			const pids = cluster.pids().map((p) => `${p.kind}${p.kind === 'main' ? '' : ` ${p.index}`} pid ${p.pid}`);
@@ -94,7 +90,7 @@ export function useClinicN8n(options: ClinicN8nOptions): ClinicN8n {
 		}
 		server = n8n.track(cluster?.main ?? (await startN8n(ctx)));
 		// Through the running n8n's REST API (in queue mode the main's: all share the database).
-		if (!credentialsByCli) await restImportCredentials(server, credentials);
+		await restImportCredentials(server, credentials);
 		if (workflows) workflowIds = await restImportWorkflows(server, workflows);
 	});
 
