@@ -328,38 +328,41 @@ describe.each(setups)('Clinic Trigger in n8n %s', (_label, version, publicationS
 		5 * 60_000,
 	);
 
-	// Last: it stops n8n, and a start costs the machine more than the check itself.
-	it(
-		"n8n's database, executions included, holds no subscription secret, token, password or signing key",
-		n8n.run(async (ctx) => {
-			// A run of its own, so that the database holds an execution to search.
-			await ensureActive(patientsId);
-			const event = await sim.emit('patient', 'patient-updated', { id: 1, first_name: 'stored run' });
-			expect(await patientRuns(event)).toHaveLength(1);
-			// Stop n8n so that SQLite has written everything into the database file.
-			await server.stop();
-			const exported = join(ctx.rootDir, 'credentials-export.json');
-			await ctx.runN8n(['export:credentials', '--all', '--decrypted', `--output=${exported}`], { logName: 'export' });
-			const credentials = JSON.parse(readFileSync(exported, 'utf8')) as Array<{ data: Record<string, unknown> }>;
-			rmSync(exported);
-			const signingKey = String(credentials[0].data.webhookSigningKey);
-			expect(signingKey).toMatch(/^[0-9a-f]{64}$/);
+	// Last: it stops n8n, and a start costs the machine more than the check itself. What n8n
+	// stores does not depend on how it activates, so once a version (not with 2.41's
+	// publication service off).
+	if (publicationService === 'default') {
+		it(
+			"n8n's database, executions included, holds no subscription secret, token, password or signing key",
+			n8n.run(async (ctx) => {
+				// A run of its own, so that the database holds an execution to search.
+				await ensureActive(patientsId);
+				const event = await sim.emit('patient', 'patient-updated', { id: 1, first_name: 'stored run' });
+				expect(await patientRuns(event)).toHaveLength(1);
+				// Stop n8n so that SQLite has written everything into the database file.
+				await server.stop();
+				const exported = join(ctx.rootDir, 'credentials-export.json');
+				await ctx.runN8n(['export:credentials', '--all', '--decrypted', `--output=${exported}`], { logName: 'export' });
+				const credentials = JSON.parse(readFileSync(exported, 'utf8')) as Array<{ data: Record<string, unknown> }>;
+				rmSync(exported);
+				const signingKey = String(credentials[0].data.webhookSigningKey);
+				expect(signingKey).toMatch(/^[0-9a-f]{64}$/);
 
-			const database = readdirSync(join(ctx.userFolder, '.n8n'))
-				.filter((file) => file.startsWith('database.sqlite'))
-				.map((file) => readFileSync(join(ctx.userFolder, '.n8n', file)).toString('latin1'))
-				.join('\n');
-			// The check can see static data: the subscriptions' key ids are in there.
-			expect(database).toContain('"keyId"');
-			const secrets = [
-				...sim.subscriptions().map((s) => s.authentication_data.secret),
-				...sim.issuedTokens(),
-				sim.demo.password,
-				signingKey,
-			];
-			expect(secrets.filter((secret) => database.includes(secret))).toEqual([]);
-
-		}),
-		5 * 60_000,
-	);
+				const database = readdirSync(join(ctx.userFolder, '.n8n'))
+					.filter((file) => file.startsWith('database.sqlite'))
+					.map((file) => readFileSync(join(ctx.userFolder, '.n8n', file)).toString('latin1'))
+					.join('\n');
+				// The check can see static data: the subscriptions' key ids are in there.
+				expect(database).toContain('"keyId"');
+				const secrets = [
+					...sim.subscriptions().map((s) => s.authentication_data.secret),
+					...sim.issuedTokens(),
+					sim.demo.password,
+					signingKey,
+				];
+				expect(secrets.filter((secret) => database.includes(secret))).toEqual([]);
+			}),
+			5 * 60_000,
+		);
+	}
 });
