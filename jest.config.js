@@ -22,6 +22,8 @@ module.exports = {
 			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
 			// Installs every tested n8n version in parallel before the first test file (cached).
 			globalSetup: '<rootDir>/test/e2e/harness/globalSetup.ts',
+			// Stops the n8n a lane's files shared (test/e2e/harness/laneServer.ts).
+			globalTeardown: '<rootDir>/test/e2e/harness/globalTeardown.ts',
 		},
 	],
 };

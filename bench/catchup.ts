@@ -134,7 +134,7 @@ export async function measureCatchUp(bench: Bench): Promise<SectionResult> {
 		bench.log(`[7] ${kind}: ${count} events while n8n was down; starting n8n`);
 		const started = Date.now();
 		server = await startN8n(ctx, { env: SERVER_ENV });
-		const rss = new RssSampler(server.child.pid!);
+		const rss = new RssSampler(server.pid!);
 		try {
 			const seenBefore = new Set(kind === 'workaround' ? (await server.listExecutions(id, { includeData: false })).map((e) => String(e.id)) : []);
 			let ids: number[] = [];

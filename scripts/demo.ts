@@ -104,7 +104,7 @@ async function main(): Promise<void> {
 	};
 	process.on('SIGINT', () => void stop());
 	process.on('SIGTERM', () => void stop());
-	server.child.once('exit', () => {
+	server.child?.once('exit', () => {
 		if (!stopping) {
 			say(`n8n exited; see ${server.logFile}`);
 			void sim.close().then(() => process.exit(1));

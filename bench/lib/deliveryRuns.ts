@@ -51,7 +51,7 @@ export async function measureRun(
 	options: { idle?: boolean } = {},
 ): Promise<RunResult> {
 	const { server, workflowId, address } = target;
-	const pid = server.child.pid!;
+	const pid = server.pid!;
 	if (options.idle !== false) await new Promise((resolve) => setTimeout(resolve, IDLE_BEFORE_RUN_MS));
 	const before = total(await executionCounts(server, workflowId));
 	const startRss = currentRss(pid);

@@ -33,6 +33,7 @@ describe('Clinic tools in n8n\'s AI Agent (n8n 2.41.1)', () => {
 	const clinic = useClinicN8n({
 		version: N8N_VERSIONS.v2,
 		label: 'ai-agent',
+		laneServer: true,
 		prepare: async () => {
 			model = await startFakeModel();
 		},

@@ -22,6 +22,7 @@ describe.each(ALL_N8N_VERSIONS)('Clinic node in n8n %s', (version) => {
 	const clinic = useClinicN8n({
 		version,
 		label: 'actions',
+		laneServer: true,
 		simulator: { allowHttpCallbacks: true },
 		workflows: (sim) => MANUAL_EXAMPLES.map((file) => loadExample(file, sim)),
 	});

@@ -178,6 +178,7 @@ describe.each(setups)('a misbehaving service, n8n %s', (_label, version) => {
 	const clinic = useClinicN8n({
 		version,
 		label: 'faults',
+		laneServer: true,
 		simulator: { allowHttpCallbacks: true, deliveryRetryDelayMs: 500, deliveryTimeoutMs: 10_000 },
 		prepare: (seeded) => {
 			// Signed invoices whose patient has an e-mail address (the service refuses the others).

@@ -37,6 +37,7 @@ describe('Clinic tools behind n8n\'s MCP Server Trigger (n8n 2.41.1)', () => {
 	const clinic = useClinicN8n({
 		version: N8N_VERSIONS.v2,
 		label: 'mcp',
+		laneServer: true,
 		prepare: (sim) => void sim.seedEvents(3, 'consultation', 'consultation-finished'),
 		workflows: (sim) => [loadExample(EXAMPLE, sim)],
 	});

@@ -44,6 +44,7 @@ describe(`Parallel Requests: Automatic in n8n ${N8N_VERSIONS.v2}`, () => {
 	const clinic = useClinicN8n({
 		version: N8N_VERSIONS.v2,
 		label: 'parallel',
+		laneServer: true,
 		simulator: { allowHttpCallbacks: true },
 		workflows: () => [defaultsWorkflow, webhookWorkflow('shared-a', 1), webhookWorkflow('shared-b', 2)],
 	});
@@ -93,7 +94,6 @@ describe(`Parallel Requests: Automatic in n8n ${N8N_VERSIONS.v2}`, () => {
 			expect(firstOfB).toBeLessThan(lastOfA);
 			// ...and yet never more than the maximum were in flight together (each alone reaches it).
 			expect(clinic.sim.inFlight().peak).toBe(SHARED_MAXIMUM);
-			await clinic.server.stop();
 		}),
 		5 * 60_000,
 	);

@@ -101,6 +101,7 @@ describe.each(ALL_N8N_VERSIONS)('sign-in failures in n8n %s', (version) => {
 	const clinic = useClinicN8n({
 		version,
 		label: 'sign-in',
+		laneServer: true,
 		credentials: (sim) =>
 			[...CASES, WORKING].map((testCase, index) => ({
 				id: credentialId(index),

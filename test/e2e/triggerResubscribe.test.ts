@@ -27,6 +27,7 @@ describe.each(ALL_N8N_VERSIONS)('Clinic Trigger resubscribing in n8n %s', (versi
 	const clinic = useClinicN8n({
 		version,
 		label: 'resubscribing',
+		laneServer: true,
 		// Times as a Rails service in Mexico renders them: the catch-up compares them as instants.
 		simulator: { allowHttpCallbacks: true, deliveryRetryDelayMs: 100, timestamps: 'mexico' },
 		credentials: (sim) => [{ ...CREDENTIAL, type: 'clinicApi', data: passwordCredentialData(sim) }],

@@ -5,7 +5,7 @@
  * temp folder (kept when a test failed or with N8N_E2E_KEEP=1).
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -63,6 +63,13 @@ export class N8nContext {
 	failed = false;
 	/** Login and API key, kept across restarts (the user folder keeps them too). */
 	auth: { email: string; password: string; apiKey?: string } | undefined;
+	/**
+	 * Its n8n serves the lane's next test files too (laneServer.ts): `dispose` leaves that
+	 * n8n and the folder to the lane's teardown.
+	 */
+	sharedByLane = false;
+	/** The lane's n8n this context attached to, or handed on. */
+	laneServer: { pid: number; logFile: string } | undefined;
 
 	private logCounter = 0;
 	private readonly options: N8nContextOptions;
@@ -84,6 +91,8 @@ export class N8nContext {
 		this.publicationService = options.publicationService ?? 'default';
 		mkdirSync(this.userFolder, { recursive: true });
 		mkdirSync(this.logDir, { recursive: true });
+		// A folder an earlier test file used (a lane's n8n): new logs get numbers of their own.
+		this.logCounter = readdirSync(this.logDir).length;
 	}
 
 	/** True on 2.x with its publication service on: activation completes asynchronously. */
@@ -168,6 +177,11 @@ export class N8nContext {
 		child.once('exit', () => this.children.delete(child));
 	}
 
+	/** A process handed on (laneServer.ts): `dispose` no longer stops it. */
+	forget(child: ChildProcess): void {
+		this.children.delete(child);
+	}
+
 	/**
 	 * Installs a packed community package into this context's user folder: as the Community
 	 * Nodes screen does, or with `npm install --prefix` as docs/queue-mode.md says for images and workers.
@@ -193,10 +207,17 @@ export class N8nContext {
 			.join('\n');
 	}
 
-	/** Kills this context's processes; removes the temp folder unless failed or N8N_E2E_KEEP=1. */
+	/**
+	 * Kills this context's processes; removes the temp folder unless failed, N8N_E2E_KEEP=1 or
+	 * shared by the lane.
+	 */
 	async dispose(): Promise<void> {
 		await Promise.all([...this.children].map(async (child) => await stopProcess(child, 10_000)));
 		for (const dispose of this.disposers.splice(0)) await dispose();
+		if (this.sharedByLane) {
+			if (this.failed) writeFileSync(join(this.rootDir, '.failed'), '', 'utf8');
+			return;
+		}
 		if (this.failed || process.env.N8N_E2E_KEEP === '1') {
 			process.stderr.write(`n8n e2e: kept ${this.rootDir}\n`);
 			return;

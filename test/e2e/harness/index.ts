@@ -14,6 +14,7 @@
  *   server.ts    startN8n(ctx) -> N8nServer: owner, API key, activate/deactivate,
  *                publication status, executions, webhooks
  *   jest.ts      useN8nContext(options): beforeAll/afterAll + logs on failure
+ *   laneServer.ts one n8n a version shared by a lane's test files (useClinicN8n's laneServer)
  *   services.ts  startQueueServices(): PostgreSQL + Redis (given, private, or installed)
  *   queue.ts     enableQueueMode(ctx), startQueueCluster(ctx): main + workers + webhook processors
  *   registry.ts  startLocalRegistry(dir): verdaccio without uplinks; retagTarball(tarball, version)

@@ -29,12 +29,14 @@ export const INSTALL_TIMEOUT_MS = 30 * 60_000;
 export function useN8nContext(
 	options: N8nContextOptions | (() => N8nContextOptions),
 	setup?: (ctx: N8nContext) => Promise<void>,
+	/** How the context is made (laneServer.ts: `createLaneContext`). */
+	create: (options: N8nContextOptions) => Promise<N8nContext> = createN8nContext,
 ): N8nFixture {
 	let ctx: N8nContext | undefined;
 	const servers: N8nServer[] = [];
 
 	beforeAll(async () => {
-		ctx = await createN8nContext(typeof options === 'function' ? options() : options);
+		ctx = await create(typeof options === 'function' ? options() : options);
 		if (setup) {
 			try {
 				await setup(ctx);

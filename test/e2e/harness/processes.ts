@@ -105,8 +105,9 @@ export function spawnLogged(command: string, args: string[], options: SpawnOptio
 	live.add(child);
 	installHandlers();
 	const startedAt = Date.now();
+	const testPath = currentTestPath();
 	child.once('exit', (code, signal) => {
-		recordProcess(command, args, startedAt);
+		recordProcess(command, args, startedAt, testPath);
 		live.delete(child);
 		if (live.size === 0) uninstallHandlers();
 		try {
@@ -123,10 +124,9 @@ export function spawnLogged(command: string, args: string[], options: SpawnOptio
  * ended: which test file started it, the command, and how long it ran. The e2e report
  * (scripts/e2e-report.mjs) counts them per file and lane: where the machine's time goes.
  */
-function recordProcess(command: string, args: string[], startedAt: number): void {
+export function recordProcess(command: string, args: string[], startedAt: number, testPath = currentTestPath()): void {
 	const file = process.env.N8N_E2E_PROCESS_LOG;
 	if (!file) return;
-	const testPath = (globalThis as { expect?: { getState?: () => { testPath?: string } } }).expect?.getState?.().testPath;
 	const n8nCommand = args[0]?.endsWith('/n8n') || args[0]?.endsWith('n8n.js') ? args[1] : undefined;
 	const line = { file: testPath, command: n8nCommand ? `n8n ${n8nCommand}` : command.split('/').pop(), ms: Date.now() - startedAt };
 	try {
@@ -134,6 +134,46 @@ function recordProcess(command: string, args: string[], startedAt: number): void
 	} catch {
 		// the report is a diagnostic; a test never fails on it
 	}
+}
+
+function currentTestPath(): string | undefined {
+	return (globalThis as { expect?: { getState?: () => { testPath?: string } } }).expect?.getState?.().testPath;
+}
+
+/**
+ * Hands a running process over to whoever knows its pid (the lane's next test files, then
+ * the lane's teardown): this file's module stops watching it, so nothing of a finished test
+ * file runs when it exits later.
+ */
+export function releaseProcess(child: ChildProcess): void {
+	child.removeAllListeners('exit');
+	child.unref();
+	live.delete(child);
+	if (live.size === 0) uninstallHandlers();
+}
+
+function pidAlive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/** As `stopProcess`, for a process group known by its leader's pid only. */
+export async function stopPid(pid: number, graceMs = 20_000): Promise<void> {
+	const signal = (name: NodeJS.Signals) => {
+		try {
+			process.kill(-pid, name);
+		} catch {
+			// gone
+		}
+	};
+	signal('SIGTERM');
+	const deadline = Date.now() + graceMs;
+	while (pidAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+	signal('SIGKILL');
 }
 
 /**
@@ -231,16 +271,24 @@ export function readLog(file: string): string {
 
 /** A child process and its log file: what every n8n process of the harness is. */
 export class LoggedProcess {
+	/** The process this file spawned, or undefined for one known by its pid (`releaseProcess`). */
+	readonly child: ChildProcess | undefined;
+	private readonly releasedPid: number | undefined;
+
 	constructor(
-		readonly child: ChildProcess,
+		spawned: ChildProcess | number,
 		readonly logFile: string,
-	) {}
+	) {
+		this.child = typeof spawned === 'number' ? undefined : spawned;
+		this.releasedPid = typeof spawned === 'number' ? spawned : undefined;
+	}
 
 	get pid(): number | undefined {
-		return this.child.pid;
+		return this.child ? this.child.pid : this.releasedPid;
 	}
 
 	get running(): boolean {
+		if (!this.child) return this.releasedPid !== undefined && pidAlive(this.releasedPid);
 		return this.child.exitCode === null && this.child.signalCode === null;
 	}
 
@@ -255,6 +303,7 @@ export class LoggedProcess {
 
 	/** SIGTERM (graceful shutdown), SIGKILL after `graceMs`. */
 	async stop(graceMs = 20_000): Promise<void> {
-		await stopProcess(this.child, graceMs);
+		if (this.child) await stopProcess(this.child, graceMs);
+		else if (this.releasedPid !== undefined) await stopPid(this.releasedPid, graceMs);
 	}
 }

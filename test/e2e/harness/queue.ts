@@ -215,7 +215,7 @@ export class QueueCluster {
 	/** PIDs of every n8n process of the cluster. */
 	pids(): Array<{ kind: string; index: number; pid: number | undefined }> {
 		return [
-			{ kind: 'main', index: 0, pid: this.main.child.pid },
+			{ kind: 'main', index: 0, pid: this.main.pid },
 			...this.workers.map((w) => ({ kind: 'worker', index: w.index, pid: w.pid })),
 			...this.webhookProcessors.map((w) => ({ kind: 'webhook', index: w.index, pid: w.pid })),
 		];

@@ -84,8 +84,9 @@ export class N8nServer extends LoggedProcess {
 	private cookie: string | undefined;
 	private readonly browserId = 'n8n-nodes-clinic-e2e';
 
-	constructor(ctx: N8nContext, child: ChildProcess, logFile: string, baseUrl = ctx.baseUrl) {
-		super(child, logFile);
+	/** `process`: the `n8n start` this file spawned, or the pid of one an earlier file of the lane did. */
+	constructor(ctx: N8nContext, process: ChildProcess | number, logFile: string, baseUrl = ctx.baseUrl) {
+		super(process, logFile);
 		this.ctx = ctx;
 		this.baseUrl = baseUrl;
 	}

@@ -10,6 +10,7 @@
  *   it('…', clinic.n8n.run(async () => { clinic.sim.emit(…); await clinic.server.… }));
  */
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../simulator';
+import { attachLaneServer, createLaneContext, shareWithLane } from '../harness/laneServer';
 import {
 	enableQueueMode,
 	packRepository,
@@ -53,6 +54,14 @@ export interface ClinicN8nOptions {
 	 * Nodes screen puts it; 'npm': with the command docs/queue-mode.md gives for images and workers.
 	 */
 	installPackage?: boolean | 'npm';
+	/**
+	 * The lane's n8n of this version (test/e2e/harness/laneServer.ts): started by the lane's
+	 * first file that asks, kept for the next ones, which add their credentials and workflows.
+	 * Only with n8n's defaults (no `env`, `publicationService`, `queue` or `installPackage`), and
+	 * for files that neither stop nor restart n8n. The file's active workflows are deactivated
+	 * after it.
+	 */
+	laneServer?: boolean;
 }
 
 export interface ClinicN8n {
@@ -72,7 +81,10 @@ export function useClinicN8n(options: ClinicN8nOptions): ClinicN8n {
 	let workflowIds: string[] = [];
 	let cluster: QueueCluster | undefined;
 	const { version, label, env, publicationService } = options;
-	const n8n = useN8nContext({ version, label, env, publicationService }, async (ctx) => {
+	if (options.laneServer && (env || publicationService || options.queue || options.installPackage !== undefined)) {
+		throw new Error(`${label}: laneServer takes n8n's defaults only (no env, publicationService, queue or installPackage)`);
+	}
+	const setup = async (ctx: N8nContext) => {
 		if (options.queue) {
 			const { services } = await enableQueueMode(ctx);
 			process.stdout.write(`${label} ${version}: PostgreSQL ${services.origin.postgres}, Redis ${services.origin.redis}\n`);
@@ -80,22 +92,34 @@ export function useClinicN8n(options: ClinicN8nOptions): ClinicN8n {
 		const simulatorOptions = typeof options.simulator === 'function' ? options.simulator(ctx) : options.simulator;
 		sim = await startSimulator(simulatorOptions);
 		await options.prepare?.(sim, ctx);
-		if (options.installPackage !== false) ctx.installPackage(packRepository(ctx.rootDir), options.installPackage === 'npm' ? 'npm' : 'screen');
 		const credentials = options.installPackage === false ? [] : (options.credentials ?? simulatorCredentials)(sim);
 		const workflows = options.workflows?.(sim);
+		server = ctx.laneServer ? attachLaneServer(ctx) : await start(ctx);
+		// Through the running n8n's REST API (in queue mode the main's: all share the database).
+		await restImportCredentials(server, credentials);
+		if (workflows) workflowIds = await restImportWorkflows(server, workflows);
+	};
+	const start = async (ctx: N8nContext): Promise<N8nServer> => {
+		if (options.installPackage !== false) ctx.installPackage(packRepository(ctx.rootDir), options.installPackage === 'npm' ? 'npm' : 'screen');
 		if (options.queue) {
 			cluster = await startQueueCluster(ctx, options.queue);
 			const pids = cluster.pids().map((p) => `${p.kind}${p.kind === 'main' ? '' : ` ${p.index}`} pid ${p.pid}`);
 			process.stdout.write(`${label} ${version}: started ${pids.join(', ')}\n`);
 		}
-		server = n8n.track(cluster?.main ?? (await startN8n(ctx)));
-		// Through the running n8n's REST API (in queue mode the main's: all share the database).
-		await restImportCredentials(server, credentials);
-		if (workflows) workflowIds = await restImportWorkflows(server, workflows);
-	});
+		const startedAt = Date.now();
+		const started = cluster?.main ?? (await startN8n(ctx));
+		return options.laneServer ? shareWithLane(ctx, started, startedAt) : n8n.track(started);
+	};
+	const n8n = useN8nContext({ version, label, env, publicationService }, setup, options.laneServer ? createLaneContext : undefined);
 
 	afterAll(async () => {
 		await cluster?.stop();
+		// The lane's next files share this n8n: nothing of this file's stays active there.
+		if (options.laneServer && server?.running) {
+			for (const id of workflowIds) {
+				if ((await server.getWorkflow(id)).active) await server.deactivateWorkflow(id);
+			}
+		}
 		await sim?.close();
 	});
 
