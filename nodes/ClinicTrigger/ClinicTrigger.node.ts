@@ -6,8 +6,8 @@ import { eventsSubtitle } from '../shared/catalogOptions';
 import { eventOutputProperties } from '../shared/outputProperties';
 import { triggerProperties } from './description';
 import { receiveDelivery } from './receive';
-import { activationError } from './subscriptionErrors';
-import { checkExists, create, deleteSubscriptions, requireAcceptedAddress, requireWebhookService } from './lifecycle';
+import { checkExists, create, deleteSubscriptions } from './lifecycle';
+import { subscriptionError } from './subscriptionErrors';
 
 export class ClinicTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -43,30 +43,23 @@ export class ClinicTrigger implements INodeType {
 		default: {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
 				try {
-					return await checkExists.call(this);
+					return await checkExists(this);
 				} catch (error) {
-					throw activationError(this.getNode(), error);
+					throw subscriptionError(this.getNode(), error);
 				}
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
 				try {
-					requireAcceptedAddress(this);
-					await requireWebhookService(this);
-					return await create.call(this);
+					return await create(this);
 				} catch (error) {
-					throw activationError(this.getNode(), error);
+					throw subscriptionError(this.getNode(), error);
 				}
 			},
-			// True once nothing of this trigger is left at the service (a 404 counts: already
-			// gone); anything else (5xx, timeout, lost connection) is thrown, never answered
-			// false: n8n ignores the answer, 2.41 retries a throw (not a UserError) and 1.x
-			// keeps the ids recorded for the next activation.
 			async delete(this: IHookFunctions): Promise<boolean> {
 				try {
-					await requireWebhookService(this);
-					return await deleteSubscriptions.call(this);
+					return await deleteSubscriptions(this);
 				} catch (error) {
-					throw activationError(this.getNode(), error);
+					throw subscriptionError(this.getNode(), error);
 				}
 			},
 		},

@@ -1,50 +1,189 @@
 /**
- * What a verified delivery runs: every event of the trigger's events past its cursor in
- * the service's event log, oldest first, each with its own id. The delivery's body decides
- * nothing: it names no event id, may be a bare identifier, and two events may carry the
- * same one. So a delivery is a wake-up; a copy, a re-send or a late retry finds nothing new.
+ * What a verified delivery runs: every event of the trigger's events past its cursor in the
+ * service's event log, oldest first, each an item with its own `eventId`. The body decides
+ * nothing (it names no event id, and two events may carry the same payload): a delivery is
+ * a wake-up, and a copy, a re-send or a late retry finds nothing new.
  *
  * The cursor (the Event Log Trigger's, shared/eventCursor.ts) is in the node's static data,
- * which n8n reads from its database for each delivery (live-webhooks.ts,
- * `loadWebhookExecutionData`) and writes once webhook() changed it, in the callback that
- * answers (live-webhooks.ts, `saveStaticData`). When the node lets n8n answer (responseMode
- * onReceived), n8n 2.x answers, and so writes, only after `WorkflowRunner.run` stored the
- * run (webhook-helpers.ts, `shouldDeferOnReceivedResponse`; runNewEvents.ts keeps the change
- * marked until then): a run it refused leaves the cursor behind its events, which run with
- * a later delivery. n8n 1.x answers and writes before it stores the run, as for every webhook.
+ * which n8n loads for each delivery (live-webhooks.ts, `loadWebhookExecutionData`) and saves
+ * once webhook() changed it, as it answers. n8n 2.x answers a run it starts only once
+ * `WorkflowRunner.run` stored it (webhook-helpers.ts, `shouldDeferOnReceivedResponse`): a run
+ * it refused leaves the cursor behind its events, which run with a later delivery. n8n 1.x
+ * answers, and saves, before it stores the run.
  *
  * In one process, deliveries arriving together share one read: one that comes while a read
- * is under way waits for the next, and of the deliveries a read answers, the first still
- * waiting runs what it found. The deliveries after it may have loaded their static data
- * before n8n saved that run's cursor, so they read on from its cursor here: until n8n
- * answered (under load its database can take a minute to store a run); after a 2xx (n8n 2.x
- * stored the run, and writes the cursor after answering, seconds later when its database is
- * busy) for TAKEN_HELD_MS more; after a refusal, those that arrived within ANSWER_MARGIN_MS
- * of it. A delivery after that (the service's retry of a run n8n refused, say) reads on from
- * what n8n saved.
+ * is under way waits for the next, and of those a read answers, the first still waiting
+ * runs what it found. Later deliveries may have loaded their static data before n8n saved
+ * that run's cursor, so they read on from its cursor here: until n8n answered; after a 2xx
+ * for TAKEN_HELD_MS more (n8n writes the cursor after answering, seconds later when its
+ * database is busy); after a refusal, those that arrived within ANSWER_MARGIN_MS of it.
  */
 import { sleep } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
 
-import type { EventFilter } from '../shared/eventRecord';
+import { findEvent } from '../shared/catalog';
+import { cursorFromNow, isCursor, mergeCursors, poll } from '../shared/eventCursor';
 import type { Cursor } from '../shared/eventCursor';
-import { mergeCursors, poll } from '../shared/eventCursor';
-import type { EventLog } from '../shared/eventLog';
-import { memoryOf } from './memory';
-import type { NewEvents, ReadBatch, TriggerMemory } from './memory';
+import { EventLog } from '../shared/eventLog';
+import { eventFilterOf, eventItemOf } from '../shared/eventRecord';
+import type { EventFilter, EventRecord } from '../shared/eventRecord';
+import type { ClinicClient } from '../shared/transport';
+import { pathOf } from '../shared/urls';
+import type { StoredSubscription } from './storage';
+import type { Setup } from './subscriptions';
 
 /** Most events one delivery runs; the rest run with the next one. */
 export const MAX_EVENTS_PER_RUN = 1000;
-/** How long the log has to answer a delivery's read: the delivery is answered by then, whatever the log does (the service's wait is short). */
+/** How long the log has to answer a delivery's read: the delivery is answered by then, whatever the log does. */
 export const EVENT_LOG_ANSWER_MS = 5000;
 /** After n8n stored a run (a 2xx), how long this process reads on from its cursor, which n8n's database may not show yet. */
 export const TAKEN_HELD_MS = 30_000;
-/** After n8n refused a run, how late a delivery that loaded its static data before may still reach the trigger (n8n reads it, then prepares the request). */
+/** After n8n refused a run, how late a delivery that loaded its static data before may still reach the trigger. */
 export const ANSWER_MARGIN_MS = 5000;
+/** The longest n8n may take to answer a run: the cursor is kept marked that long at most. */
+export const ANSWER_WAIT_MS = 10 * 60_000;
+/** The answer to a delivery that finds nothing new (a copy, a re-send): a 200, so the service stops retrying. */
+export const NOTHING_NEW_ANSWER = { received: true, duplicate: true };
+/** A trigger activated before cursors existed starts from now, but runs what was logged this long before. */
+export const UPDATE_CATCH_UP_MS = 60_000;
+/** The Start From setting of the trigger's cursor (the Event Log Trigger's "now"). */
+const START = 'now';
 
-type Waiter = ReadBatch['waiters'][number];
+/** What a read of the log found for one delivery. */
+interface NewEvents {
+	/** Oldest first; empty when another delivery runs them, or nothing is new. */
+	events: EventRecord[];
+	/** The cursor once they ran: for the node's static data. */
+	cursor: Cursor;
+	/** To call once n8n answered the delivery that runs them, with the status it answered. */
+	answered?: (status: number) => void;
+}
+
+interface Waiter {
+	resolve: (found: NewEvents) => void;
+	reject: (error: Error) => void;
+	/** Answered with an error at the deadline: too late to run anything. */
+	gone: boolean;
+	/** Aborted once the read answered it: its deadline no longer runs. */
+	settled: AbortController;
+}
+
+/** The deliveries waiting for one read of the log, and what it reads with (the first one's log). */
+interface ReadBatch {
+	waiters: Waiter[];
+	/** When the first of them arrived. */
+	arrived: number;
+	saved: Cursor;
+	log: EventLog;
+	filters: EventFilter[];
+}
+
+/** A trigger's reads of the log, in its memory (memory.ts): one under way, the deliveries waiting for the next, and the last run's cursor until n8n stored it. */
+export interface LogReads {
+	reading?: boolean;
+	next?: ReadBatch;
+	taken?: { cursor: Cursor; at: number; answered?: { at: number; stored: boolean } };
+}
+
+/** What a delivery read from n8n that its run needs; `client` is the delivery's own (short timeouts). */
+export interface DeliveryRun extends Setup {
+	memory: LogReads;
+	stored: Map<string, StoredSubscription>;
+	response: ReturnType<IWebhookFunctions['getResponseObject']>;
+	/** When webhook() was called (Date.now()). */
+	arrived: number;
+}
+
+/** Whether the trigger runs the log's events (Duplicate Check Event Log), not each delivery's body. */
+export function readsEventLog(options: IDataObject): boolean {
+	return options.duplicateCheck !== 'off' && options.duplicateCheck !== 'sameBody';
+}
+
+/** The log's filters for the trigger's events: their topics as subscribed, else from the credential. */
+export async function triggerFilters(keys: string[], stored: Map<string, StoredSubscription>, client: ClinicClient): Promise<EventFilter[]> {
+	let prefix: string | undefined;
+	const filters: EventFilter[] = [];
+	for (const event of keys.map(findEvent)) {
+		if (!event) continue;
+		const topic = stored.get(event.key)?.topic;
+		filters.push(topic ? { topic, name: event.name } : eventFilterOf(event, (prefix ??= (await client.integrationSettings()).topicPrefix)));
+	}
+	return filters;
+}
+
+/** The trigger's cursor from now: where activation starts it. */
+export async function startingCursor(log: EventLog, filters: EventFilter[]): Promise<Cursor> {
+	return await cursorFromNow(log, filters, START);
+}
+
+/**
+ * The delivery's items: the events past the cursor. Undefined when the delivery was answered
+ * here: nothing new (200), or the log not read in time (503: nothing runs, the service's
+ * retry or the next delivery runs its events).
+ */
+export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData[] | undefined> {
+	const { response, staticData } = run;
+	const log = new EventLog(run.node, run.client);
+	let found: NewEvents;
+	try {
+		const filters = await triggerFilters(run.keys, run.stored, run.client);
+		// Activated by a version without cursors: from now, with what was logged just before (this delivery's event).
+		const saved = isCursor(staticData.cursor) ? staticData.cursor : await cursorAfterUpdate(log, filters, run.webhookUrl);
+		found = await readNewEvents(run.memory, log, filters, saved, run.arrived);
+	} catch (error) {
+		run.logger.warn(`Clinic Trigger "${run.node.name}": the event log could not be read (${(error as Error).message}); nothing ran, the service's retry or the next delivery runs its events`);
+		response.status(503).set('Retry-After', '5').json({ error: 'The event log could not be read: try again' });
+		return undefined;
+	}
+	if (found.events.length === 0) {
+		response.status(200).json(NOTHING_NEW_ANSWER);
+		return undefined;
+	}
+	keepCursorMarked(response, staticData, found);
+	const receivedAt = new Date().toISOString();
+	return found.events.map((event) => ({ json: eventItemOf(event, { receivedAt }) }));
+}
+
+/**
+ * For a trigger activated by a version without cursors: from now, but for what was logged
+ * in the minute before and did not run here yet, as the service's delivery log shows (no
+ * 2xx answer at this trigger's address).
+ */
+async function cursorAfterUpdate(log: EventLog, filters: EventFilter[], webhookUrl: string): Promise<Cursor> {
+	const ownPath = pathOf(webhookUrl);
+	const since = Date.now() - UPDATE_CATCH_UP_MS;
+	const ranHere = (event: EventRecord) =>
+		(event.logs ?? []).some((entry) => pathOf(String(entry.target_url ?? '')) === ownPath && typeof entry.response_code === 'number' && entry.response_code >= 200 && entry.response_code < 300);
+	return await cursorFromNow(log, filters, START, (event) => !(Date.parse(event.created_at) >= since) || ranHere(event));
+}
+
+/**
+ * Sets the run's cursor in the static data, and sets it again until n8n has answered. n8n
+ * 2.41 saves what webhook() changed once it stored the run, but on the way
+ * `WorkflowRunner.run` wraps the same static data again (workflow-runner.ts,
+ * `establishContextForPersistence`), which clears its changed mark: set again after that,
+ * the cursor is saved with the run, and not when n8n refused it.
+ */
+function keepCursorMarked(response: DeliveryRun['response'], staticData: IDataObject, found: NewEvents): void {
+	staticData.cursor = found.cursor;
+	let answered = false;
+	const onAnswered = () => {
+		answered = true;
+		// A connection closed before any answer went out: n8n stored nothing for it.
+		found.answered?.(response.writableFinished ? response.statusCode : 0);
+	};
+	response.once('finish', onAnswered);
+	response.once('close', onAnswered);
+	void (async () => {
+		for (const started = Date.now(); !answered && Date.now() - started < ANSWER_WAIT_MS; ) {
+			await sleep(1);
+			if (!answered) staticData.cursor = found.cursor;
+		}
+	})();
+}
 
 /** Whether deliveries that arrived at `arrived` may not see in n8n's database what this process took. */
-function heldFor(taken: TriggerMemory['taken'], arrived: number): taken is NonNullable<TriggerMemory['taken']> {
+function heldFor(taken: LogReads['taken'], arrived: number): taken is NonNullable<LogReads['taken']> {
 	if (!taken) return false;
 	const { answered } = taken;
 	if (!answered) return true;
@@ -52,32 +191,35 @@ function heldFor(taken: TriggerMemory['taken'], arrived: number): taken is NonNu
 }
 
 /**
- * The events past `saved` (the cursor n8n loaded for this delivery, which reached the
- * trigger at `arrivedAt`) that this delivery runs. Rejects when the log gives no answer
- * within EVENT_LOG_ANSWER_MS (the read goes on for the deliveries after it) or fails;
- * nothing is taken then.
+ * The events past `saved` (the cursor n8n loaded for this delivery) that this delivery
+ * runs. Rejects when the log gives no answer within EVENT_LOG_ANSWER_MS (the read goes on
+ * for the deliveries after it) or fails; nothing is taken then.
  */
-export async function readNewEvents(trigger: string, log: EventLog, filters: EventFilter[], saved: Cursor, arrivedAt: number): Promise<NewEvents> {
-	const state = memoryOf(trigger);
+async function readNewEvents(state: LogReads, log: EventLog, filters: EventFilter[], saved: Cursor, arrived: number): Promise<NewEvents> {
 	return await new Promise<NewEvents>((resolve, reject) => {
-		const waiter: Waiter = { resolve, reject, gone: false };
-		// Too late for this delivery (a promise settles once: nothing happens when it was answered).
-		void sleep(EVENT_LOG_ANSWER_MS).then(() => {
-			waiter.gone = true;
-			reject(new Error(`no answer within ${EVENT_LOG_ANSWER_MS / 1000} s`));
-		});
+		// The deadline's timer ends once the read answered (n8n 1.x's sleep takes no signal: it runs out, and does nothing).
+		const settled = new AbortController();
+		const waiter: Waiter = { resolve, reject, gone: false, settled };
+		void sleep(EVENT_LOG_ANSWER_MS, settled.signal).then(
+			() => {
+				if (settled.signal.aborted) return;
+				waiter.gone = true;
+				reject(new Error(`no answer within ${EVENT_LOG_ANSWER_MS / 1000} s`));
+			},
+			() => undefined,
+		);
 		if (state.next) {
 			state.next.waiters.push(waiter);
 			state.next.saved = mergeCursors(state.next.saved, saved);
-			state.next.arrived = Math.min(state.next.arrived, arrivedAt);
+			state.next.arrived = Math.min(state.next.arrived, arrived);
 		} else {
-			state.next = { waiters: [waiter], arrived: arrivedAt, saved, log, filters };
+			state.next = { waiters: [waiter], arrived, saved, log, filters };
 		}
 		if (!state.reading) void readNext(state);
 	});
 }
 
-async function readNext(state: TriggerMemory): Promise<void> {
+async function readNext(state: LogReads): Promise<void> {
 	const batch = state.next;
 	if (!batch) return;
 	state.next = undefined;
@@ -89,7 +231,7 @@ async function readNext(state: TriggerMemory): Promise<void> {
 		const runner = batch.waiters.find((waiter) => !waiter.gone);
 		let answered: NewEvents['answered'];
 		if (runner && outcome.events.length > 0) {
-			const taken: NonNullable<TriggerMemory['taken']> = { cursor: outcome.cursor, at: Date.now() };
+			const taken: NonNullable<LogReads['taken']> = { cursor: outcome.cursor, at: Date.now() };
 			state.taken = taken;
 			answered = (status) => (taken.answered ??= { at: Date.now(), stored: status >= 200 && status < 300 });
 		}
@@ -97,6 +239,7 @@ async function readNext(state: TriggerMemory): Promise<void> {
 	} catch (error) {
 		for (const waiter of batch.waiters) waiter.reject(error as Error);
 	} finally {
+		for (const waiter of batch.waiters) waiter.settled.abort();
 		state.reading = false;
 		void readNext(state);
 	}
