@@ -1,22 +1,18 @@
 /**
- * What a verified delivery runs: every event of the trigger's events past its cursor in the
- * service's event log, oldest first, each an item with its own `eventId`. The body decides
- * nothing (it names no event id, and two events may carry the same payload): a delivery is
- * a wake-up, and a copy, a re-send or a late retry finds nothing new.
+ * What a verified delivery runs: the events past the trigger's cursor in the service's event
+ * log, oldest first, each with its own `eventId`. The body names no event id and two events
+ * may carry the same payload, so a delivery only wakes the trigger: copies find nothing new.
  *
- * The cursor (the Event Log Trigger's, shared/eventCursor.ts) is in the node's static data,
- * which n8n loads for each delivery (live-webhooks.ts, `loadWebhookExecutionData`) and saves
- * once webhook() changed it, as it answers. n8n 2.x answers a run it starts only once
- * `WorkflowRunner.run` stored it (webhook-helpers.ts, `shouldDeferOnReceivedResponse`): a run
- * it refused leaves the cursor behind its events, which run with a later delivery. n8n 1.x
- * answers, and saves, before it stores the run.
+ * The cursor (shared/eventCursor.ts) is in the node's static data, which n8n loads for each
+ * delivery and saves once webhook() changed it, when it answers: n8n 2.x answers a run only
+ * once it stored it (webhook-helpers.ts, `shouldDeferOnReceivedResponse`), so a refused run
+ * leaves the cursor behind its events; n8n 1.x answers before it stores the run.
  *
- * In one process, deliveries arriving together share one read: one that comes while a read
- * is under way waits for the next, and of those a read answers, the first still waiting
- * runs what it found. Later deliveries may have loaded their static data before n8n saved
- * that run's cursor, so they read on from its cursor here: until n8n answered; after a 2xx
- * for TAKEN_HELD_MS more (n8n writes the cursor after answering, seconds later when its
- * database is busy); after a refusal, those that arrived within ANSWER_MARGIN_MS of it.
+ * Deliveries arriving together in one process share one read, and the first still waiting
+ * runs what it found. Later ones may have loaded static data older than that run's cursor,
+ * so they read on from it here: until n8n answered; after a 2xx for TAKEN_HELD_MS more (n8n
+ * may write the cursor seconds later); after a refusal, those that arrived within
+ * ANSWER_MARGIN_MS of it.
  */
 import { sleep } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
@@ -34,51 +30,46 @@ import type { Setup } from './subscriptions';
 
 /** Most events one delivery runs; the rest run with the next one. */
 export const MAX_EVENTS_PER_RUN = 1000;
-/** How long the log has to answer a delivery's read: the delivery is answered by then, whatever the log does. */
+/** How long the log has to answer a delivery's read: the delivery is answered by then. */
 export const EVENT_LOG_ANSWER_MS = 5000;
-/** After n8n stored a run (a 2xx), how long this process reads on from its cursor, which n8n's database may not show yet. */
+/** After n8n stored a run (a 2xx), how long this process reads on from its cursor. */
 export const TAKEN_HELD_MS = 30_000;
-/** After n8n refused a run, how late a delivery that loaded its static data before may still reach the trigger. */
+/** After n8n refused a run, how late a delivery that loaded its static data before may still arrive. */
 export const ANSWER_MARGIN_MS = 5000;
 /** The longest n8n may take to answer a run: the cursor is kept marked that long at most. */
 export const ANSWER_WAIT_MS = 10 * 60_000;
-/** The answer to a delivery that finds nothing new (a copy, a re-send): a 200, so the service stops retrying. */
+/** The answer to a delivery that finds nothing new: a 200, so the service stops retrying. */
 export const NOTHING_NEW_ANSWER = { received: true, duplicate: true };
 /** A trigger activated before cursors existed starts from now, but runs what was logged this long before. */
 export const UPDATE_CATCH_UP_MS = 60_000;
 /** The Start From setting of the trigger's cursor (the Event Log Trigger's "now"). */
 const START = 'now';
 
-/** What a read of the log found for one delivery. */
+/** What a read found for one delivery: events oldest first (none when another delivery runs them), the cursor after them, and what to call once n8n answered the run. */
 interface NewEvents {
-	/** Oldest first; empty when another delivery runs them, or nothing is new. */
 	events: EventRecord[];
-	/** The cursor once they ran: for the node's static data. */
 	cursor: Cursor;
-	/** To call once n8n answered the delivery that runs them, with the status it answered. */
 	answered?: (status: number) => void;
 }
 
+/** A delivery waiting for a read: `gone` once its deadline passed; `settled` ends the deadline's timer. */
 interface Waiter {
 	resolve: (found: NewEvents) => void;
 	reject: (error: Error) => void;
-	/** Answered with an error at the deadline: too late to run anything. */
 	gone: boolean;
-	/** Aborted once the read answered it: its deadline no longer runs. */
 	settled: AbortController;
 }
 
-/** The deliveries waiting for one read of the log, and what it reads with (the first one's log). */
+/** The deliveries waiting for one read, from when the first arrived, and what it reads with. */
 interface ReadBatch {
 	waiters: Waiter[];
-	/** When the first of them arrived. */
 	arrived: number;
 	saved: Cursor;
 	log: EventLog;
 	filters: EventFilter[];
 }
 
-/** A trigger's reads of the log, in its memory (memory.ts): one under way, the deliveries waiting for the next, and the last run's cursor until n8n stored it. */
+/** A trigger's reads of the log, in its memory (memory.ts): one under way, the next batch, and the last run's cursor until n8n stored it. */
 export interface LogReads {
 	reading?: boolean;
 	next?: ReadBatch;
@@ -104,9 +95,8 @@ export async function triggerFilters(keys: string[], stored: Map<string, StoredS
 	let prefix: string | undefined;
 	const filters: EventFilter[] = [];
 	for (const event of keys.map(findEvent)) {
-		if (!event) continue;
-		const topic = stored.get(event.key)?.topic;
-		filters.push(topic ? { topic, name: event.name } : eventFilterOf(event, (prefix ??= (await client.integrationSettings()).topicPrefix)));
+		const topic = event && stored.get(event.key)?.topic;
+		if (event) filters.push(topic ? { topic, name: event.name } : eventFilterOf(event, (prefix ??= (await client.integrationSettings()).topicPrefix)));
 	}
 	return filters;
 }
@@ -116,18 +106,13 @@ export async function startingCursor(log: EventLog, filters: EventFilter[]): Pro
 	return await cursorFromNow(log, filters, START);
 }
 
-/**
- * The delivery's items: the events past the cursor. Undefined when the delivery was answered
- * here: nothing new (200), or the log not read in time (503: nothing runs, the service's
- * retry or the next delivery runs its events).
- */
+/** The delivery's items; undefined once answered here: nothing new (200), or the log not read in time (503, nothing runs). */
 export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData[] | undefined> {
 	const { response, staticData } = run;
 	const log = new EventLog(run.node, run.client);
 	let found: NewEvents;
 	try {
 		const filters = await triggerFilters(run.keys, run.stored, run.client);
-		// Activated by a version without cursors: from now, with what was logged just before (this delivery's event).
 		const saved = isCursor(staticData.cursor) ? staticData.cursor : await cursorAfterUpdate(log, filters, run.webhookUrl);
 		found = await readNewEvents(run.memory, log, filters, saved, run.arrived);
 	} catch (error) {
@@ -145,24 +130,21 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 }
 
 /**
- * For a trigger activated by a version without cursors: from now, but for what was logged
- * in the minute before and did not run here yet, as the service's delivery log shows (no
- * 2xx answer at this trigger's address).
+ * Activated by a version without cursors: from now, but for what was logged in the minute
+ * before and got no 2xx at this trigger's address (the service's delivery log).
  */
 async function cursorAfterUpdate(log: EventLog, filters: EventFilter[], webhookUrl: string): Promise<Cursor> {
-	const ownPath = pathOf(webhookUrl);
 	const since = Date.now() - UPDATE_CATCH_UP_MS;
 	const ranHere = (event: EventRecord) =>
-		(event.logs ?? []).some((entry) => pathOf(String(entry.target_url ?? '')) === ownPath && typeof entry.response_code === 'number' && entry.response_code >= 200 && entry.response_code < 300);
+		(event.logs ?? []).some((entry) => pathOf(String(entry.target_url ?? '')) === pathOf(webhookUrl) && typeof entry.response_code === 'number' && entry.response_code >= 200 && entry.response_code < 300);
 	return await cursorFromNow(log, filters, START, (event) => !(Date.parse(event.created_at) >= since) || ranHere(event));
 }
 
 /**
- * Sets the run's cursor in the static data, and sets it again until n8n has answered. n8n
- * 2.41 saves what webhook() changed once it stored the run, but on the way
- * `WorkflowRunner.run` wraps the same static data again (workflow-runner.ts,
- * `establishContextForPersistence`), which clears its changed mark: set again after that,
- * the cursor is saved with the run, and not when n8n refused it.
+ * Sets the run's cursor in the static data, and again until n8n answered: on the way n8n 2.41
+ * wraps the static data again (workflow-runner.ts, `establishContextForPersistence`), which
+ * clears its changed mark; set after that, the cursor is saved with the run, and not when
+ * n8n refused it.
  */
 function keepCursorMarked(response: DeliveryRun['response'], staticData: IDataObject, found: NewEvents): void {
 	staticData.cursor = found.cursor;
@@ -182,27 +164,14 @@ function keepCursorMarked(response: DeliveryRun['response'], staticData: IDataOb
 	})();
 }
 
-/** Whether deliveries that arrived at `arrived` may not see in n8n's database what this process took. */
-function heldFor(taken: LogReads['taken'], arrived: number): taken is NonNullable<LogReads['taken']> {
-	if (!taken) return false;
-	const { answered } = taken;
-	if (!answered) return true;
-	return answered.stored ? Date.now() - answered.at < TAKEN_HELD_MS : arrived < answered.at + ANSWER_MARGIN_MS;
-}
-
-/**
- * The events past `saved` (the cursor n8n loaded for this delivery) that this delivery
- * runs. Rejects when the log gives no answer within EVENT_LOG_ANSWER_MS (the read goes on
- * for the deliveries after it) or fails; nothing is taken then.
- */
+/** The events past `saved` that this delivery runs; rejects when the log fails or gives no answer within EVENT_LOG_ANSWER_MS (the read goes on for the others). */
 async function readNewEvents(state: LogReads, log: EventLog, filters: EventFilter[], saved: Cursor, arrived: number): Promise<NewEvents> {
 	return await new Promise<NewEvents>((resolve, reject) => {
-		// The deadline's timer ends once the read answered (n8n 1.x's sleep takes no signal: it runs out, and does nothing).
-		const settled = new AbortController();
-		const waiter: Waiter = { resolve, reject, gone: false, settled };
-		void sleep(EVENT_LOG_ANSWER_MS, settled.signal).then(
+		const waiter: Waiter = { resolve, reject, gone: false, settled: new AbortController() };
+		// n8n 1.x's sleep takes no signal: its timer runs out and does nothing.
+		void sleep(EVENT_LOG_ANSWER_MS, waiter.settled.signal).then(
 			() => {
-				if (settled.signal.aborted) return;
+				if (waiter.settled.signal.aborted) return;
 				waiter.gone = true;
 				reject(new Error(`no answer within ${EVENT_LOG_ANSWER_MS / 1000} s`));
 			},
@@ -224,16 +193,18 @@ async function readNext(state: LogReads): Promise<void> {
 	if (!batch) return;
 	state.next = undefined;
 	state.reading = true;
-	const from = heldFor(state.taken, batch.arrived) ? mergeCursors(batch.saved, state.taken.cursor) : batch.saved;
+	const { taken } = state;
+	// Whether these deliveries may not see in n8n's database what this process took.
+	const held = taken && (!taken.answered || (taken.answered.stored ? Date.now() - taken.answered.at < TAKEN_HELD_MS : batch.arrived < taken.answered.at + ANSWER_MARGIN_MS));
 	try {
-		const outcome = await poll(batch.log, batch.filters, from, MAX_EVENTS_PER_RUN);
+		const outcome = await poll(batch.log, batch.filters, held ? mergeCursors(batch.saved, taken.cursor) : batch.saved, MAX_EVENTS_PER_RUN);
 		// Decided in one synchronous step: one delivery runs them, the others find them taken.
 		const runner = batch.waiters.find((waiter) => !waiter.gone);
 		let answered: NewEvents['answered'];
 		if (runner && outcome.events.length > 0) {
-			const taken: NonNullable<LogReads['taken']> = { cursor: outcome.cursor, at: Date.now() };
-			state.taken = taken;
-			answered = (status) => (taken.answered ??= { at: Date.now(), stored: status >= 200 && status < 300 });
+			const next: NonNullable<LogReads['taken']> = { cursor: outcome.cursor, at: Date.now() };
+			state.taken = next;
+			answered = (status) => (next.answered ??= { at: Date.now(), stored: status >= 200 && status < 300 });
 		}
 		for (const waiter of batch.waiters) waiter.resolve(waiter === runner ? { ...outcome, answered } : { events: [], cursor: outcome.cursor });
 	} catch (error) {

@@ -45,11 +45,7 @@ export function unwrapPayload(body: IDataObject): unknown {
 	return Object.prototype.hasOwnProperty.call(body, 'value') ? body.value : body;
 }
 
-/**
- * The bytes as received. n8n puts them on `rawBody` for every node but its own Webhook
- * node; when they are missing they are read now, and as a last resort rebuilt from the
- * parsed body (a signature computed over other bytes will then not match).
- */
+/** The bytes as received (n8n's `rawBody`, read now if missing); as a last resort rebuilt from the parsed body, which a signature over other bytes will not match. */
 async function rawBodyOf(request: ReturnType<IWebhookFunctions['getRequestObject']>): Promise<Buffer> {
 	if (!Buffer.isBuffer(request.rawBody) && typeof request.readRawBody === 'function') await request.readRawBody();
 	if (Buffer.isBuffer(request.rawBody)) return request.rawBody;
@@ -64,23 +60,19 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const arrived = Date.now();
 	const node = this.getNode();
 	const options = this.getNodeParameter('options', {}) as IDataObject;
-	const staticData = this.getWorkflowStaticData('node');
+	const selected = this.getNodeParameter('events', []);
+	const keys = selectedEventKeys(selected);
 	const query = this.getQueryData() as IDataObject;
-	const headers = this.getHeaderData() as Record<string, string | string[] | undefined>;
 	const response = this.getResponseObject();
-	const webhookUrl = this.getNodeWebhookUrl('default') ?? '';
-	const keys = selectedEventKeys(this.getNodeParameter('events', []));
-	const logger = this.logger;
-	const memory = memoryOf([this.getWorkflow().id ?? '', node.name, this.getMode()].join('\n'));
-	const stored = storedSubscriptions(staticData);
 	// The node's own answer to a delivery that starts nothing (n8n then saves what webhook() changed in static data).
 	const answer = (status: number, body: IDataObject): IWebhookResponseData => {
 		response.status(status).json(body);
 		return { noWebhookResponse: true };
 	};
-	const raw = await rawBodyOf(this.getRequestObject());
 
 	// 1. The body.
+	const request = this.getRequestObject();
+	const raw = await rawBodyOf(request);
 	const parsed = parseDeliveryBody(raw, Math.floor(numberOption(options.maxBodySizeKb, DEFAULT_MAX_BODY_BYTES / 1024) * 1024));
 	if (!parsed.ok) return answer(400, { error: parsed.error });
 
@@ -91,13 +83,18 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 
 	// 3. The proof, over the raw bytes, with the secret derived from the credential's signing
 	//    key; a delivery the kept credential does not verify is checked again with it as saved.
+	const trigger = [this.getWorkflow().id ?? '', node.name, this.getMode()];
+	const memory = memoryOf(trigger.join('\n'));
+	const staticData = this.getWorkflowStaticData('node');
+	const stored = storedSubscriptions(staticData);
 	const subscription = stored.get(key);
 	const mode = (options.verification as VerificationMode | undefined) ?? 'hmacSha256';
-	const getCredentials = async (type: string) => await this.getCredentials(type);
+	const headerName = typeof options.signatureHeader === 'string' ? options.signatureHeader : DEFAULT_SIGNATURE_HEADER;
+	const headers = this.getHeaderData() as Record<string, string | string[] | undefined>;
 	const check = async (fresh: boolean) => {
 		let earlier = false;
 		const readCredentials = async (type: string) => {
-			const read = await credentialFor(memory, [type, node.credentials?.[type]?.id ?? ''].join('\n'), arrived, fresh, async () => await getCredentials(type));
+			const read = await credentialFor(memory, [type, node.credentials?.[type]?.id ?? ''].join('\n'), arrived, fresh, async () => await this.getCredentials(type));
 			earlier ||= read.earlier;
 			return read.value;
 		};
@@ -105,29 +102,27 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		const client = clientFor(this, { timeoutMs: EVENT_LOG_ANSWER_MS, maxRetryWaitMs: 0, readCredentials });
 		const signingKey = stored.size > 0 ? await client.webhookSigningKey() : '';
 		const secret = subscription && mode !== 'none' ? secretOf(triggerIdOf(node), key, subscription, signingKey) : undefined;
-		const headerName = typeof options.signatureHeader === 'string' ? options.signatureHeader : DEFAULT_SIGNATURE_HEADER;
-		const verified = verifyDelivery({ mode, rawBody: raw, headers, headerName, secret }).ok;
-		return { client, readCredentials, signingKey, verified, earlier };
+		return { client, readCredentials, signingKey, earlier, verified: verifyDelivery({ mode, rawBody: raw, headers, headerName, secret }).ok };
 	};
 	let checked = await check(false);
 	if (!checked.verified && checked.earlier) checked = await check(true);
 	const { client, signingKey, verified } = checked;
-	const run: DeliveryRun = { node, client, staticData, webhookUrl, keys, logger, memory, stored, response, arrived };
+	const run: DeliveryRun = { node, client, staticData, webhookUrl: this.getNodeWebhookUrl('default') ?? '', keys, logger: this.logger, memory, stored, response, arrived };
 	if (subscription && mode !== 'none' && !signingKey && !subscription.legacySecret) {
-		logger.warn(`Clinic Trigger "${node.name}": the credential holds no webhook signing key, so deliveries cannot be verified. Save the credential, then deactivate and activate the workflow.`);
+		run.logger.warn(`Clinic Trigger "${node.name}": the credential holds no webhook signing key, so deliveries cannot be verified. Save the credential, then deactivate and activate the workflow.`);
 	}
 
-	// 4. A stale subscription: made with the previous signing key (the only reason an
+	// 4. A stale subscription: made with the previous signing key (the one reason an
 	//    unverified delivery may resubscribe, at most once a minute: a forged one looks the
 	//    same), or stopped by the service. The log then says what ran meanwhile.
 	const oldKeyEvents = eventsOfOldSigningKey(stored, signingKey);
 	if (!verified && (!oldKeyEvents.includes(key) || !mayResubscribeUnverified(memory))) return answer(401, { error: 'Unauthorized' });
 	const stale = oldKeyEvents.length > 0 ? { reason: 'signingKeyChanged' as const, keys: oldKeyEvents } : await findStoppedSubscriptions(run, stored, memory);
-	// Resubscribing takes the time the service needs: the credential already read, default timeouts.
+	// Subscribing takes the time the service needs: default timeouts, with the credential already read.
 	if (stale) await resubscribe({ ...run, client: clientFor(this, { readCredentials: checked.readCredentials }) }, stale, memory);
 
-	// 5. What runs: the log's events past the cursor (what a stale subscription missed among
-	//    them), or the delivery's body; an unverified body never runs (a 200 saves the new subscription).
+	// 5. What runs: the log's events past the cursor (a stale subscription's among them), or
+	//    the delivery's body; an unverified body never runs (a 200 saves the new subscription).
 	let items: INodeExecutionData[] | undefined;
 	if (readsEventLog(options)) items = await runNewEvents(run);
 	else if (!verified) return answer(200, { received: true });
