@@ -1,5 +1,5 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
-import type { IHookFunctions, INodeType, INodeTypeDescription, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+import type { IHookFunctions, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { integrationCredentials } from '../shared/authentication';
 import { eventsSubtitle } from '../shared/catalogOptions';
@@ -7,7 +7,7 @@ import { eventOutputProperties } from '../shared/outputProperties';
 import { triggerProperties } from './description';
 import { receiveDelivery } from './receive';
 import { checkExists, create, deleteSubscriptions } from './lifecycle';
-import { subscriptionError } from './subscriptionErrors';
+import { subscriptionError } from './subscriptions';
 
 export class ClinicTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -20,8 +20,7 @@ export class ClinicTrigger implements INodeType {
 		defaultVersion: 1.1,
 		subtitle: eventsSubtitle('events'),
 		// n8n's nodes panel shows the Clinic node and this trigger as one app under this text.
-		description:
-			'Work with patients, consultations, prescriptions, charges, CFDI invoices and telehealth waiting rooms of your clinic-management service, or start a workflow when it reports an event',
+		description: 'Work with patients, consultations, prescriptions, charges, CFDI invoices and telehealth waiting rooms of your clinic-management service, or start a workflow when it reports an event',
 		defaults: { name: 'Clinic Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
@@ -39,33 +38,20 @@ export class ClinicTrigger implements INodeType {
 		properties: [...triggerProperties, ...eventOutputProperties()],
 	};
 
+	// A failed hook is a NodeOperationError (subscriptionError says why).
 	webhookMethods = {
 		default: {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
-				try {
-					return await checkExists(this);
-				} catch (error) {
-					throw subscriptionError(this.getNode(), error);
-				}
+				return await checkExists(this).catch((error: unknown) => Promise.reject(subscriptionError(this.getNode(), error)));
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
-				try {
-					return await create(this);
-				} catch (error) {
-					throw subscriptionError(this.getNode(), error);
-				}
+				return await create(this).catch((error: unknown) => Promise.reject(subscriptionError(this.getNode(), error)));
 			},
 			async delete(this: IHookFunctions): Promise<boolean> {
-				try {
-					return await deleteSubscriptions(this);
-				} catch (error) {
-					throw subscriptionError(this.getNode(), error);
-				}
+				return await deleteSubscriptions(this).catch((error: unknown) => Promise.reject(subscriptionError(this.getNode(), error)));
 			},
 		},
 	};
 
-	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-		return await receiveDelivery.call(this);
-	}
+	webhook = receiveDelivery;
 }

@@ -1,7 +1,6 @@
 /**
- * The Clinic Trigger's one store in process memory: an entry per trigger and n8n mode (test
- * listening is not production), bounded by count and age. None of it is the record of what
- * ran: that is the trigger's cursor in the node's static data, which n8n saves.
+ * The Clinic Trigger's one store in process memory: an entry per trigger and n8n mode, bounded by count and age.
+ * None of it is the record of what ran: that is the cursor in the node's static data, which n8n saves.
  */
 import { sleep } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
@@ -16,18 +15,10 @@ export const CREDENTIAL_KEPT_MS = 5_000;
 /** How many triggers' entries are kept at most: past it, the least recently used goes. */
 export const TRIGGERS_KEPT = 1_000;
 
-/** A credential read: shared by the deliveries that arrive while it is under way and for CREDENTIAL_KEPT_MS after. */
-interface CredentialRead {
-	read: Promise<ICredentialDataDecryptedObject>;
-	startedAt: number;
-}
-
-/** A trigger's entry: its subscriptions' watch (resubscribe.ts), its reads of the log (newEvents.ts), its credentials. */
+/** A trigger's entry: its subscriptions' watch (resubscribe.ts), its reads of the log (newEvents.ts), when a delivery last used it, and its credential reads by type and id (never in static data or logs), each shared while under way and CREDENTIAL_KEPT_MS after. */
 export interface TriggerMemory extends SubscriptionWatch, LogReads {
-	/** When a delivery last used it: after ANSWER_WAIT_MS it is forgotten. */
 	usedAt: number;
-	/** By credential type and id; never in static data or logs. */
-	credentials: Map<string, CredentialRead>;
+	credentials: Map<string, { read: Promise<ICredentialDataDecryptedObject>; startedAt: number }>;
 }
 
 const triggers = keptInProcess('the memory of each Clinic Trigger', `${TRIGGERS_KEPT} triggers, 10 minutes each`, new Map<string, TriggerMemory>());
@@ -46,11 +37,7 @@ export function credentialsKept(): number {
 	return [...triggers.values()].reduce((count, memory) => count + memory.credentials.size, 0);
 }
 
-/**
- * The credential: the one read in the last CREDENTIAL_KEPT_MS, or with `fresh` one read after
- * the delivery `arrived` (a delivery the kept one does not verify is checked with it as saved).
- * `earlier` tells that the one answered was read before the delivery arrived.
- */
+/** The credential: the one read in the last CREDENTIAL_KEPT_MS, or with `fresh` one read after the delivery `arrived` (a delivery the kept one does not verify is checked with it as saved). `earlier` tells that the one answered was read before the delivery arrived. */
 export async function credentialFor(memory: TriggerMemory, key: string, arrived: number, fresh: boolean, read: () => Promise<ICredentialDataDecryptedObject>) {
 	const kept = memory.credentials.get(key);
 	// Same millisecond: counted as before the arrival (one read too many rather than a stale one).

@@ -1,18 +1,11 @@
 /**
- * What a verified delivery runs: the events past the trigger's cursor in the service's event
- * log, oldest first, each with its own `eventId`. The body names no event id and two events
- * may carry the same payload, so a delivery only wakes the trigger: copies find nothing new.
- *
- * The cursor (shared/eventCursor.ts) is in the node's static data, which n8n loads for each
- * delivery and saves once webhook() changed it, when it answers: n8n 2.x answers a run only
- * once it stored it (webhook-helpers.ts, `shouldDeferOnReceivedResponse`), so a refused run
- * leaves the cursor behind its events; n8n 1.x answers before it stores the run.
- *
- * Deliveries arriving together in one process share one read, and the first still waiting
- * runs what it found. Later ones may have loaded static data older than that run's cursor,
- * so they read on from it here: until n8n answered; after a 2xx for TAKEN_HELD_MS more (n8n
- * may write the cursor seconds later); after a refusal, those that arrived within
- * ANSWER_MARGIN_MS of it.
+ * What a verified delivery runs: the events past the trigger's cursor in the event log,
+ * oldest first, each with its `eventId` (the body names none: a delivery only wakes the
+ * trigger). The cursor is in the node's static data, which n8n saves as it answers: n8n 2.x
+ * answers a run only once it stored it (webhook-helpers.ts, `shouldDeferOnReceivedResponse`),
+ * 1.x before. Deliveries arriving together in one process share one read; the first still
+ * waiting runs what it found, and later ones, whose static data may be older, read on from
+ * its cursor until n8n answered, TAKEN_HELD_MS after a 2xx, or ANSWER_MARGIN_MS after a refusal.
  */
 import { sleep } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
@@ -46,28 +39,11 @@ export const UPDATE_CATCH_UP_MS = 60_000;
 const START = 'now';
 
 /** What a read found for one delivery: events oldest first (none when another delivery runs them), the cursor after them, and what to call once n8n answered the run. */
-interface NewEvents {
-	events: EventRecord[];
-	cursor: Cursor;
-	answered?: (status: number) => void;
-}
-
+type NewEvents = { events: EventRecord[]; cursor: Cursor; answered?: (status: number) => void };
 /** A delivery waiting for a read: `gone` once its deadline passed; `settled` ends the deadline's timer. */
-interface Waiter {
-	resolve: (found: NewEvents) => void;
-	reject: (error: Error) => void;
-	gone: boolean;
-	settled: AbortController;
-}
-
+type Waiter = { resolve: (found: NewEvents) => void; reject: (error: Error) => void; gone: boolean; settled: AbortController };
 /** The deliveries waiting for one read, from when the first arrived, and what it reads with. */
-interface ReadBatch {
-	waiters: Waiter[];
-	arrived: number;
-	saved: Cursor;
-	log: EventLog;
-	filters: EventFilter[];
-}
+type ReadBatch = { waiters: Waiter[]; arrived: number; saved: Cursor; log: EventLog; filters: EventFilter[] };
 
 /** A trigger's reads of the log, in its memory (memory.ts): one under way, the next batch, and the last run's cursor until n8n stored it. */
 export interface LogReads {
@@ -76,12 +52,11 @@ export interface LogReads {
 	taken?: { cursor: Cursor; at: number; answered?: { at: number; stored: boolean } };
 }
 
-/** What a delivery read from n8n that its run needs; `client` is the delivery's own (short timeouts). */
+/** What a delivery read from n8n that its run needs: `client` is the delivery's own (short timeouts), `arrived` when webhook() was called. */
 export interface DeliveryRun extends Setup {
 	memory: LogReads;
 	stored: Map<string, StoredSubscription>;
 	response: ReturnType<IWebhookFunctions['getResponseObject']>;
-	/** When webhook() was called (Date.now()). */
 	arrived: number;
 }
 
@@ -102,9 +77,7 @@ export async function triggerFilters(keys: string[], stored: Map<string, StoredS
 }
 
 /** The trigger's cursor from now: where activation starts it. */
-export async function startingCursor(log: EventLog, filters: EventFilter[]): Promise<Cursor> {
-	return await cursorFromNow(log, filters, START);
-}
+export const startingCursor = async (log: EventLog, filters: EventFilter[]): Promise<Cursor> => await cursorFromNow(log, filters, START);
 
 /** The delivery's items; undefined once answered here: nothing new (200), or the log not read in time (503, nothing runs). */
 export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData[] | undefined> {
@@ -129,10 +102,7 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	return found.events.map((event) => ({ json: eventItemOf(event, { receivedAt }) }));
 }
 
-/**
- * Activated by a version without cursors: from now, but for what was logged in the minute
- * before and got no 2xx at this trigger's address (the service's delivery log).
- */
+/** Activated by a version without cursors: from now, but for what was logged in the minute before and got no 2xx at this trigger's address (the service's delivery log). */
 async function cursorAfterUpdate(log: EventLog, filters: EventFilter[], webhookUrl: string): Promise<Cursor> {
 	const since = Date.now() - UPDATE_CATCH_UP_MS;
 	const ranHere = (event: EventRecord) =>
@@ -140,12 +110,7 @@ async function cursorAfterUpdate(log: EventLog, filters: EventFilter[], webhookU
 	return await cursorFromNow(log, filters, START, (event) => !(Date.parse(event.created_at) >= since) || ranHere(event));
 }
 
-/**
- * Sets the run's cursor in the static data, and again until n8n answered: on the way n8n 2.41
- * wraps the static data again (workflow-runner.ts, `establishContextForPersistence`), which
- * clears its changed mark; set after that, the cursor is saved with the run, and not when
- * n8n refused it.
- */
+/** Sets the run's cursor in the static data, and again until n8n answered: on the way n8n 2.41 wraps the static data again (workflow-runner.ts, `establishContextForPersistence`), which clears its changed mark; set after that, the cursor is saved with the run, and not when n8n refused it. */
 function keepCursorMarked(response: DeliveryRun['response'], staticData: IDataObject, found: NewEvents): void {
 	staticData.cursor = found.cursor;
 	let answered = false;

@@ -1,12 +1,7 @@
 /**
- * One delivery from the clinic's webhook service, checked in order (a failed check starts
- * nothing): the body, else 400; `?event=<key>` names an event this trigger listens for, else
- * 404; the signature over the raw bytes, else 401; a stale subscription is replaced
- * (resubscribe.ts), from an unverified delivery only when it was made with the previous
- * signing key; then the events past the trigger's cursor in the log run (newEvents.ts), or
- * with Duplicate Check Off the delivery's own body. What it needs from n8n is read here,
- * once; the credential is kept seconds (memory.ts). The node answers refusals and
- * deliveries that start nothing; n8n answers one that starts a run.
+ * One delivery, checked in order (a failed check starts nothing): what it needs from n8n is
+ * read here, once, and handed on as plain values. The node answers refusals and deliveries
+ * that start nothing; n8n answers one that starts a run.
  */
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
@@ -37,7 +32,8 @@ export function parseDeliveryBody(raw: Buffer, maxBytes = DEFAULT_MAX_BODY_BYTES
 	} catch {
 		return { ok: false, error: 'Body is not JSON' };
 	}
-	return parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) ? { ok: false, error: 'Body is JSON but not an object' } : { ok: true, body: parsed as IDataObject };
+	if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { ok: false, error: 'Body is JSON but not an object' };
+	return { ok: true, body: parsed as IDataObject };
 }
 
 /** The payload: the service wraps most as `{"value": {...}}`; a body without `value` is the payload itself. */

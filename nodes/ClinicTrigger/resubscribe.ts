@@ -1,12 +1,8 @@
 /**
  * A stale subscription (made with a signing key the credential no longer holds, or disabled
- * or deleted by the service: listed at most once a minute per trigger), replaced from a
- * delivery by activation's own reconcile (subscriptions.ts): what works stays, the missing
- * one is made (or adopted, when an earlier resubscribe made it), then the stale one removed.
- * The events it missed are in the log past the trigger's cursor: they run with this
- * delivery. One at a time per trigger; unverified deliveries start at most one a minute (a
- * forged one looks the same). A failure removes nothing and fails the delivery with what to
- * do; the next delivery tries again.
+ * or deleted by the service), replaced from a delivery by activation's reconcile
+ * (subscriptions.ts). What it missed is in the log past the cursor: it runs with this
+ * delivery. One at a time per trigger; a failure removes nothing and fails the delivery.
  */
 import { NodeOperationError } from 'n8n-workflow';
 
@@ -17,12 +13,9 @@ import { subscribe } from './subscriptions';
 import type { Setup } from './subscriptions';
 
 /** Why subscriptions are stale, and which events'. */
-export interface StaleSubscriptions {
-	reason: keyof typeof WHAT_HAPPENED;
-	keys: string[];
-}
+export type StaleSubscriptions = { reason: keyof typeof WHAT_HAPPENED; keys: string[] };
 
-/** A trigger's subscriptions, in its memory (memory.ts): when last listed, the resubscribe under way (one at a time), when an unverified delivery last started one, when one last failed a delivery, and the stale ones it left. */
+/** In the trigger's memory (memory.ts): when its subscriptions were last listed, the resubscribe under way, when an unverified delivery last started one, when one last failed a delivery, and the stale ones it left. */
 export interface SubscriptionWatch {
 	listedAt?: number;
 	resubscribing?: Promise<unknown>;
@@ -47,10 +40,7 @@ export function mayResubscribeUnverified(watch: SubscriptionWatch): boolean {
 	return true;
 }
 
-/**
- * The subscriptions the service disabled or deleted (or those a failed resubscribe left),
- * looked for at most once a minute, with the delivery's `setup.client`. A failed look finds nothing stale.
- */
+/** The subscriptions the service disabled or deleted (or a failed resubscribe left), listed at most once a minute; a failed list finds none. */
 export async function findStoppedSubscriptions(setup: Setup, stored: Map<string, StoredSubscription>, watch: SubscriptionWatch): Promise<StaleSubscriptions | undefined> {
 	if (watch.stale) return watch.stale;
 	const entries = [...stored].filter(([, entry]) => !entry.legacySecret);
@@ -69,10 +59,7 @@ export async function findStoppedSubscriptions(setup: Setup, stored: Map<string,
 	return { reason: deleted ? 'subscriptionDeleted' : 'subscriptionDisabled', keys: stale.map(({ key }) => key) };
 }
 
-/**
- * Subscribes again; when another delivery of this trigger is resubscribing, this one waits
- * for it. Throws a NodeOperationError that says what happened and what to do when it cannot.
- */
+/** Subscribes again, or waits for the resubscribe under way; when it cannot, says what happened and what to do. */
 export async function resubscribe(setup: Setup, stale: StaleSubscriptions, watch: SubscriptionWatch): Promise<void> {
 	if (watch.resubscribing) {
 		await watch.resubscribing.catch(() => undefined);
@@ -97,8 +84,7 @@ export async function resubscribe(setup: Setup, stale: StaleSubscriptions, watch
 		}
 		watch.failedAt = Date.now();
 		throw new NodeOperationError(node, message, {
-			description:
-				"Its other subscriptions were left in place, and the next delivery to this trigger subscribes again (one that cannot be verified, at most once a minute). If this keeps failing, check that the Clinic credential can sign in and manage webhooks, then deactivate and activate the workflow. Meanwhile the Clinic Event Log Trigger, or the Clinic node's Event > Get Many, lists the events.",
+			description: "Its other subscriptions were left in place, and the next delivery to this trigger subscribes again (one that cannot be verified, at most once a minute). If this keeps failing, check that the Clinic credential can sign in and manage webhooks, then deactivate and activate the workflow. Meanwhile the Clinic Event Log Trigger, or the Clinic node's Event > Get Many, lists the events.",
 		});
 	} finally {
 		watch.resubscribing = undefined;

@@ -1,7 +1,6 @@
 /**
- * Checks that a webhook delivery comes from the clinic service, and derives the secrets it
- * is checked with. Every comparison is constant-time and works on the raw bytes received,
- * never on re-serialised JSON. Nothing here logs or returns a secret.
+ * Checks that a delivery comes from the clinic service, and derives the secrets it is checked with: constant-time,
+ * on the raw bytes received, never on re-serialised JSON. Nothing here logs or returns a secret.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -42,18 +41,8 @@ export function headerValue(headers: Record<string, string | string[] | undefine
 	return undefined;
 }
 
-export interface VerificationInput {
-	mode: VerificationMode;
-	rawBody: Buffer;
-	headers: Record<string, string | string[] | undefined>;
-	/** Header to read, any letter case; default `signature`. */
-	headerName?: string;
-	/** The subscription's secret; undefined when none is stored. */
-	secret: string | undefined;
-}
-
-/** Verifies one delivery as the chosen mode says. */
-export function verifyDelivery(input: VerificationInput): VerificationResult {
+/** Verifies one delivery as the chosen mode says: `headerName` (default `signature`) in any letter case, `secret` undefined when none is stored. */
+export function verifyDelivery(input: { mode: VerificationMode; rawBody: Buffer; headers: Record<string, string | string[] | undefined>; headerName?: string; secret: string | undefined }): VerificationResult {
 	if (input.mode === 'none') return { ok: true };
 	if (!input.secret) return { ok: false, reason: 'noSecret' };
 	const received = headerValue(input.headers, input.headerName || DEFAULT_SIGNATURE_HEADER)?.trim();
@@ -62,21 +51,13 @@ export function verifyDelivery(input: VerificationInput): VerificationResult {
 	return matches ? { ok: true } : { ok: false, reason: 'mismatch' };
 }
 
-/**
- * Names a delivery's content: the same event key and bytes give the same id in every
- * process. A retry and a second event with the same payload share it, so it is
- * no value to dedupe on (`eventId` is).
- */
+/** Names a delivery's content, the same in every process; a retry and another event with that payload share it, so it is
+ * no value to dedupe on (`eventId` is). */
 export function deliveryIdOf(eventKey: string, rawBody: Buffer): string {
 	return createHash('sha256').update(eventKey, 'utf8').update('\n').update(rawBody).digest('hex');
 }
 
-/**
- * A subscription's secret, derived from the credential's signing key, the trigger node's
- * webhook id and the event: nothing secret is stored in the workflow (which n8n 1.x copies
- * into every execution), and every n8n process derives the same one, so two mains
- * activating at once can adopt each other's subscription.
- */
+/** A subscription's secret, from the credential's signing key, the node's webhook id and the event: the workflow (which n8n 1.x copies into every execution) holds no secret, and every n8n process derives the same one, so two mains activating at once adopt each other's. */
 export function subscriptionSecret(signingKey: string, triggerId: string, eventKey: string): string {
 	return createHmac('sha256', signingKey).update(`clinic-trigger-subscription\n${triggerId}\n${eventKey}`).digest('hex');
 }

@@ -1,21 +1,18 @@
 /**
- * The workflow's static data: `{[eventKey]: {id, topic, keyId}}`, no secret (n8n 1.x copies
- * static data into every execution); each secret is derived from the credential's signing
- * key, the node's webhook id and the event (signature.ts). Entries stored by 0.1.0 hold the
- * secret itself and keep verifying until the next activation replaces them.
+ * The subscriptions in the node's static data: `{[eventKey]: {id, topic, keyId}}`, no secret
+ * (signature.ts derives them). Entries stored by 0.1.0 hold the secret itself and keep
+ * verifying until the next activation replaces them.
  */
 import type { IDataObject, INode } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
 import { signingKeyId, subscriptionSecret } from './signature';
 
+/** `topic` in full (`clinic-38729.patient`), so deliveries need no credential; `keyId` names the signing key the secret came from; `legacySecret` as 0.1.0 stored it. */
 export interface StoredSubscription {
 	id: number | string;
-	/** Full topic, e.g. `clinic-38729.patient`, so deliveries need no credential lookup. */
 	topic: string;
-	/** Which signing key the secret came from (`signingKeyId`). */
 	keyId?: string;
-	/** The secret itself, as versions before 0.2 stored it. */
 	legacySecret?: string;
 }
 

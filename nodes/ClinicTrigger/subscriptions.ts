@@ -1,9 +1,7 @@
 /**
- * The reconcile of the trigger's subscriptions, at activation (lifecycle.ts) and when a
- * delivery resubscribes (resubscribe.ts): keeps what is provably its own (stored, or listed
- * with the secret it derives: another main's), subscribes each missing event, then removes
- * the rest (one whose DELETE fails stays for the next activation), then keeps one per event
- * should another main have subscribed at once. Secrets never reach errors or logs.
+ * The reconcile of the trigger's subscriptions, at activation and when a delivery
+ * resubscribes: keep what is provably ours, subscribe what is missing, remove the rest,
+ * keep one per event should another main have subscribed at once. Secrets never reach errors or logs.
  */
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, INode, Logger } from 'n8n-workflow';
@@ -12,21 +10,25 @@ import { EVENTS, describeTopicPrefixProblem, findEvent, fullTopic } from '../sha
 import type { CatalogEvent } from '../shared/catalog';
 import type { ClinicClient } from '../shared/transport';
 import { addressOf, callbackUrl, eventKeyOfUrl, pathOf } from '../shared/urls';
-import { WebhookSubscriptions, isLive } from '../shared/webhookSubscriptions';
+import { WebhookSubscriptions, descriptionOf, isLive, messageOf } from '../shared/webhookSubscriptions';
 import type { RemoteSubscription } from '../shared/webhookSubscriptions';
 import { signingKeyId, subscriptionSecret } from './signature';
 import { isCurrent, storeSubscription, storedSubscriptions, triggerIdOf } from './storage';
 import type { StoredSubscription } from './storage';
-import { subscriptionError } from './subscriptionErrors';
 
-/** What the reconcile works with, read from n8n by the hook or the delivery. */
+/** What the trigger says when activating, subscribing or unsubscribing fails: `failed` leads the message, the service's answer follows, `after` (what was done about it) ends the description. A NodeOperationError: at activation n8n 1.x shows only a NodeApiError's description. */
+export function subscriptionError(node: INode, error: unknown, failed?: string, after = ''): NodeOperationError {
+	if (!failed && error instanceof NodeOperationError) return error;
+	const message = failed ? `${failed}: ${messageOf(error)}` : messageOf(error);
+	return new NodeOperationError(node, message, { description: [descriptionOf(error), after].filter(Boolean).join(' ') || undefined });
+}
+
+/** What the reconcile works with, read from n8n by the hook or the delivery; `webhookUrl` is the node's (production or test), `keys` its selected events. */
 export interface Setup {
 	node: INode;
 	client: ClinicClient;
 	staticData: IDataObject;
-	/** The node's webhook URL (production or test), without query. */
 	webhookUrl: string;
-	/** The selected events. */
 	keys: string[];
 	logger: Logger;
 }
@@ -36,7 +38,7 @@ export function selectedEventKeys(value: unknown): string[] {
 	return [...new Set(Array.isArray(value) ? value.map(String) : [])];
 }
 
-/** The catalog event a listed subscription is for, when its address, topic and event name all agree. */
+/** The catalog event a listed subscription is for, when address, topic and event name agree. */
 export function eventOfSubscription(subscription: RemoteSubscription, topicPrefix: string): CatalogEvent | undefined {
 	const event = findEvent(eventKeyOfUrl(subscription.url));
 	if (!event || subscription.event_name !== event.name || subscription.event_topic !== fullTopic(topicPrefix, event.suffix)) return undefined;
@@ -64,18 +66,11 @@ function selectedEvents(node: INode, keys: string[]): CatalogEvent[] {
 	return keys.map((key) => {
 		const event = findEvent(key);
 		if (event) return event;
-		throw new NodeOperationError(node, `Unknown event "${key}"`, {
-			description: `Pick the event again under "Events". Known events: ${EVENTS.map((e) => e.key).join(', ')}`,
-		});
+		throw new NodeOperationError(node, `Unknown event "${key}"`, { description: `Pick the event again under "Events". Known events: ${EVENTS.map((e) => e.key).join(', ')}` });
 	});
 }
 
-/**
- * What `create` does (the node checked its address and the webhook service address first),
- * and a resubscribe, which removes nothing when a subscribe fails: the working
- * subscriptions go on delivering. At activation a failed subscribe removes what it holds
- * and throws: a half-active trigger misses events.
- */
+/** At activation a failed subscribe removes what the trigger holds (a half-active trigger misses events); a resubscribe removes nothing then: the working subscriptions go on delivering. */
 export async function subscribe(setup: Setup, { removeOnFailure = true } = {}): Promise<void> {
 	const { node, client, staticData } = setup;
 	const events = selectedEvents(node, setup.keys);
@@ -87,18 +82,14 @@ export async function subscribe(setup: Setup, { removeOnFailure = true } = {}): 
 	const stored = storedSubscriptions(staticData);
 	const selected = new Set(events.map((e) => e.key));
 
-	// 1. Keep what is provably ours; remove everything else at our address, and our stored
-	//    ids at the same path on another host (n8n's WEBHOOK_URL changed). Stored ids at
-	//    another path are only forgotten: in test mode that is the production trigger's.
-	// A credential saved before signing keys existed gets one at the sign-in this list makes.
+	// 1. Keep what is provably ours; remove the rest at our address, and our stored ids at our
+	//    path on another host (WEBHOOK_URL changed); at another path (test mode's production
+	//    trigger) they are only forgotten. A credential without a signing key gets one at the sign-in this list makes.
 	await client.webhookSigningKey({ ensure: true });
 	const all = await subscriptions.list();
 	const signingKey = await client.webhookSigningKey();
-	if (!signingKey) {
-		throw new NodeOperationError(node, 'The Clinic credential holds no webhook signing key', {
-			description: 'n8n stores one in the credential when it signs in. Open the credential, click Save (or Test), and activate the workflow again.',
-		});
-	}
+	const noKey = 'n8n stores one in the credential when it signs in. Open the credential, click Save (or Test), and activate the workflow again.';
+	if (!signingKey) throw new NodeOperationError(node, 'The Clinic credential holds no webhook signing key', { description: noKey });
 	const keyId = signingKeyId(signingKey);
 	const secretFor = (key: string) => subscriptionSecret(signingKey, triggerIdOf(node), key);
 	const kept = new Map<string, StoredSubscription>();
@@ -117,8 +108,7 @@ export async function subscribe(setup: Setup, { removeOnFailure = true } = {}): 
 		const event = eventOfSubscription(subscription, topicPrefix);
 		const entry = event && stored.get(event.key);
 		const listed = subscription.authentication_data?.secret;
-		// Ours: listed with the secret we derive (also one another n8n main made for this
-		// trigger at the same time), or stored by us with the current key and listed without secret.
+		// Listed with the secret we derive (also another main's), or stored with the current key and listed without one.
 		const ours =
 			event && selected.has(event.key) && !kept.has(event.key) && (typeof listed === 'string' ? listed === secretFor(event.key) : !!entry && sameId(entry.id, subscription.id) && isCurrent(entry, signingKey));
 		if (event && ours) kept.set(event.key, { id: subscription.id, topic: subscription.event_topic as string, keyId });
@@ -126,8 +116,7 @@ export async function subscribe(setup: Setup, { removeOnFailure = true } = {}): 
 	}
 	for (const [key, entry] of kept) storeSubscription(staticData, key, entry);
 
-	// 2. Subscribe each missing event with its own secret, storing as we go, before what it
-	//    replaces is removed: an event in between is still delivered (to the new one).
+	// 2. Subscribe each missing event, storing as we go, before what it replaces is removed.
 	let subscribed = false;
 	for (const event of events.filter((e) => !kept.has(e.key))) {
 		const topic = fullTopic(topicPrefix, event.suffix);
@@ -142,19 +131,15 @@ export async function subscribe(setup: Setup, { removeOnFailure = true } = {}): 
 		}
 	}
 
-	// 3. Remove what is not ours, or replaced; forget events no longer selected. A DELETE that
-	//    fails removes nothing that works: that one is left for the next activation.
+	// 3. Remove what is not ours or replaced (one whose DELETE fails is left for the next activation); forget unselected events.
 	const leftOver: string[] = [];
 	for (const subscription of toRemove) {
 		await subscriptions.removeIfPresent(subscription.id).catch((error: Error) => leftOver.push(`${subscription.id} (${error.message})`));
 	}
-	if (leftOver.length > 0) {
-		setup.logger.warn(`Clinic Trigger "${node.name}": could not remove subscription(s) ${leftOver.join(', ')}; the next activation tries again. Its own subscriptions work.`);
-	}
+	if (leftOver.length > 0) setup.logger.warn(`Clinic Trigger "${node.name}": could not remove subscription(s) ${leftOver.join(', ')}; the next activation tries again. Its own subscriptions work.`);
 	for (const key of stored.keys()) if (!kept.has(key) && !selected.has(key)) delete staticData[key];
 
-	// 4. Another main may have subscribed the same events in the same moment: keep the
-	//    lowest id of each event, remove the rest. Every main picks the same one.
+	// 4. Another main may have subscribed the same events at once: every main keeps the lowest id of each.
 	if (!subscribed) return;
 	const live = await listedAtAddress(setup);
 	for (const event of events) {
@@ -167,23 +152,16 @@ export async function subscribe(setup: Setup, { removeOnFailure = true } = {}): 
 	}
 }
 
-/** After a failed subscribe: what could not be removed; nothing to say for a resubscribe (undefined), which removes nothing. */
+/** After a failed subscribe: what could not be removed (none are for a resubscribe, undefined). */
 function cleanupNote(failed: string[] | undefined): string {
 	if (!failed) return '';
 	if (failed.length === 0) return 'The subscriptions made for this trigger were removed again, so it is not half-active.';
 	return `Subscription(s) ${failed.join(', ')} could not be removed; n8n will try again when the workflow is deactivated, or remove them with the Clinic node.`;
 }
 
-function compareIds(a: number | string, b: number | string): number {
-	const [x, y] = [Number(a), Number(b)];
-	return Number.isFinite(x) && Number.isFinite(y) ? x - y : String(a).localeCompare(String(b));
-}
+const compareIds = (a: number | string, b: number | string) => (Number.isFinite(Number(a)) && Number.isFinite(Number(b)) ? Number(a) - Number(b) : String(a).localeCompare(String(b)));
 
-/**
- * Removes every subscription of this trigger: the stored ones, and anything live at its
- * address (which covers a POST whose answer was lost). What could not be removed stays
- * stored, for the next activation or deactivation to try again.
- */
+/** Removes the stored subscriptions and anything live at the address (a POST whose answer was lost); what could not be removed stays stored. */
 export async function removeOurs(setup: Setup): Promise<{ failed: string[]; errors: unknown[] }> {
 	const { staticData } = setup;
 	const subscriptions = subscriptionsOf(setup);
