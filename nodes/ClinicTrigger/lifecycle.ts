@@ -16,26 +16,26 @@ import { isCurrent, secretOf, storeSubscription, storedSubscriptions, triggerIdO
 import { eventOfSubscription, listedAtAddress, removeOurs, sameId, secretAgrees, selectedEventKeys, subscribe, subscriptionError } from './subscriptions';
 import type { Setup } from './subscriptions';
 
-type HookSetup = Setup & { options: IDataObject };
-
-function setupOf(ctx: IHookFunctions): HookSetup {
-	const [node, staticData, webhookUrl, events, options] = [ctx.getNode(), ctx.getWorkflowStaticData('node'), ctx.getNodeWebhookUrl('default') ?? '', ctx.getNodeParameter('events', []), ctx.getNodeParameter('options', {})];
-	return { node, client: clientFor(ctx), staticData, webhookUrl, keys: selectedEventKeys(events), logger: ctx.logger, options: options as IDataObject };
+/** What a hook reads from n8n, once: plain values, and one client for all its requests. */
+function hookOf(ctx: IHookFunctions) {
+	const events = ctx.getNodeParameter('events', []);
+	const setup: Setup = { node: ctx.getNode(), staticData: ctx.getWorkflowStaticData('node'), webhookUrl: ctx.getNodeWebhookUrl('default') ?? '', keys: selectedEventKeys(events) };
+	return { setup, client: clientFor(ctx), options: ctx.getNodeParameter('options', {}) as IDataObject };
 }
 
 /** n8n gave this trigger an address, and it is https or the user allowed http for a local test. */
-const acceptsAddress = ({ webhookUrl, options }: HookSetup) => addressOf(webhookUrl) !== '' && (isSecureUrl(webhookUrl) || options.allowInsecureUrl === true);
+const acceptsAddress = (webhookUrl: string, options: IDataObject) => addressOf(webhookUrl) !== '' && (isSecureUrl(webhookUrl) || options.allowInsecureUrl === true);
 
 /** True when every selected event has a live subscription at our address, made with the current signing key; anything else is for `create`. */
 export async function checkExists(ctx: IHookFunctions): Promise<boolean> {
-	const setup = setupOf(ctx);
+	const { setup, client, options } = hookOf(ctx);
 	const { keys, staticData } = setup;
 	const stored = storedSubscriptions(staticData);
-	if (!acceptsAddress(setup) || keys.length === 0 || keys.some((key) => !findEvent(key) || !stored.has(key)) || stored.size !== keys.length) return false;
-	const { topicPrefix } = await setup.client.integrationSettings();
+	if (!acceptsAddress(setup.webhookUrl, options) || keys.length === 0 || keys.some((key) => !findEvent(key) || !stored.has(key)) || stored.size !== keys.length) return false;
+	const { topicPrefix } = await client.integrationSettings();
 	if (!topicPrefix) return false;
-	const ours = await listedAtAddress(setup);
-	const signingKey = await setup.client.webhookSigningKey();
+	const ours = await listedAtAddress(setup, client);
+	const signingKey = await client.webhookSigningKey();
 	// A stored secret (earlier versions), another key, or anything else at our address (a copy, an old secret).
 	if ([...stored.values()].some((entry) => !isCurrent(entry, signingKey)) || ours.length !== keys.length) return false;
 	const topics = new Map<string, string>();
@@ -50,21 +50,21 @@ export async function checkExists(ctx: IHookFunctions): Promise<boolean> {
 }
 
 export async function create(ctx: IHookFunctions): Promise<boolean> {
-	const setup = setupOf(ctx);
+	const { setup, client, options } = hookOf(ctx);
 	const { node, staticData } = setup;
-	if (!acceptsAddress(setup)) {
+	if (!acceptsAddress(setup.webhookUrl, options)) {
 		const address = addressOf(setup.webhookUrl);
 		if (!address) throw new NodeOperationError(node, 'n8n gave this trigger no webhook address', { description: "Set n8n's WEBHOOK_URL to the public https:// address of this n8n and restart it." });
 		const { message, description } = insecureWebhookAddressMessage(address);
 		throw new NodeOperationError(node, message, { description });
 	}
-	await setup.client.webhookServiceUrl();
+	await client.webhookServiceUrl();
 	// The cursor first, from the log's newest events: an event logged while subscribing runs with the first delivery.
 	// One already stored stays (n8n 1.x calls `create` again at start): what was logged while n8n was down runs then.
-	const starts = readsEventLog(setup.options) && !isCursor(staticData.cursor);
+	const starts = readsEventLog(options) && !isCursor(staticData.cursor);
 	if (starts) {
 		try {
-			staticData.cursor = await startingCursor(new EventLog(node, setup.client), await triggerFilters(setup.keys, new Map(), setup.client));
+			staticData.cursor = await startingCursor(new EventLog(node, client), await triggerFilters(setup.keys, new Map(), client));
 		} catch (error) {
 			throw new NodeOperationError(node, `The Clinic Trigger cannot start: the event log could not be read (${(error as Error).message})`, {
 				description: "The trigger reads the service's event log to know which events are new. Check that the Clinic credential can read events (its Test button, or the Clinic node's Event > Get Many), then activate again; or set Options > Duplicate Check to Off.",
@@ -72,7 +72,7 @@ export async function create(ctx: IHookFunctions): Promise<boolean> {
 		}
 	}
 	try {
-		await subscribe(setup);
+		await subscribe(setup, client, ctx.logger);
 	} catch (error) {
 		// A failed activation leaves nothing behind.
 		if (starts) delete staticData.cursor;
@@ -88,9 +88,9 @@ export async function create(ctx: IHookFunctions): Promise<boolean> {
  * is asked first, so that deactivation names a missing one plainly.
  */
 export async function deleteSubscriptions(ctx: IHookFunctions): Promise<boolean> {
-	const setup = setupOf(ctx);
-	await setup.client.webhookServiceUrl();
-	const { errors } = await removeOurs(setup);
+	const { setup, client } = hookOf(ctx);
+	await client.webhookServiceUrl();
+	const { errors } = await removeOurs(setup, client);
 	if (errors.length > 0) {
 		const after = `${errors.length} problem(s): the ones not removed stay recorded, and n8n tries again the next time the workflow is activated or deactivated.`;
 		throw subscriptionError(setup.node, errors[0], 'Could not remove every webhook subscription of this trigger', after);

@@ -8,7 +8,7 @@
  * its cursor until n8n answered, TAKEN_HELD_MS after a 2xx, or ANSWER_MARGIN_MS after a refusal.
  */
 import { sleep } from 'n8n-workflow';
-import type { IDataObject, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, IWebhookFunctions, Logger } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
 import { cursorFromNow, isCursor, mergeCursors, poll } from '../shared/eventCursor';
@@ -54,6 +54,8 @@ export interface LogReads {
 
 /** What a delivery read from n8n that its run needs: `client` is the delivery's own (short timeouts), `arrived` when webhook() was called. */
 export interface DeliveryRun extends Setup {
+	client: ClinicClient;
+	logger: Logger;
 	memory: LogReads;
 	stored: Map<string, StoredSubscription>;
 	response: ReturnType<IWebhookFunctions['getResponseObject']>;

@@ -113,9 +113,9 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	//    same), or stopped by the service. The log then says what ran meanwhile.
 	const oldKeyEvents = eventsOfOldSigningKey(stored, signingKey);
 	if (!verified && (!oldKeyEvents.includes(key) || !mayResubscribeUnverified(memory))) return answer(401, { error: 'Unauthorized' });
-	const stale = oldKeyEvents.length > 0 ? { reason: 'signingKeyChanged' as const, keys: oldKeyEvents } : await findStoppedSubscriptions(run, stored, memory);
+	const stale = oldKeyEvents.length > 0 ? { reason: 'signingKeyChanged' as const, keys: oldKeyEvents } : await findStoppedSubscriptions(node, client, run.logger, stored, memory);
 	// Subscribing takes the time the service needs: default timeouts, with the credential already read.
-	if (stale) await resubscribe({ ...run, client: clientFor(this, { readCredentials: checked.readCredentials }) }, stale, memory);
+	if (stale) await resubscribe(run, clientFor(this, { readCredentials: checked.readCredentials }), run.logger, stale, memory);
 
 	// 5. What runs: the log's events past the cursor (a stale subscription's among them), or
 	//    the delivery's body; an unverified body never runs (a 200 saves the new subscription).

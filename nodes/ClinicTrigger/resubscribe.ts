@@ -5,7 +5,9 @@
  * delivery. One at a time per trigger; a failure removes nothing and fails the delivery.
  */
 import { NodeOperationError } from 'n8n-workflow';
+import type { INode, Logger } from 'n8n-workflow';
 
+import type { ClinicClient } from '../shared/transport';
 import { WebhookSubscriptions, isLive, messageOf } from '../shared/webhookSubscriptions';
 import type { RemoteSubscription } from '../shared/webhookSubscriptions';
 import type { StoredSubscription } from './storage';
@@ -41,16 +43,16 @@ export function mayResubscribeUnverified(watch: SubscriptionWatch): boolean {
 }
 
 /** The subscriptions the service disabled or deleted (or a failed resubscribe left), listed at most once a minute; a failed list finds none. */
-export async function findStoppedSubscriptions(setup: Setup, stored: Map<string, StoredSubscription>, watch: SubscriptionWatch): Promise<StaleSubscriptions | undefined> {
+export async function findStoppedSubscriptions(node: INode, client: ClinicClient, logger: Logger, stored: Map<string, StoredSubscription>, watch: SubscriptionWatch): Promise<StaleSubscriptions | undefined> {
 	if (watch.stale) return watch.stale;
 	const entries = [...stored].filter(([, entry]) => !entry.legacySecret);
 	if (entries.length === 0 || Date.now() - (watch.listedAt ?? 0) < STALE_CHECK_EVERY_MS) return undefined;
 	watch.listedAt = Date.now();
 	let listed: RemoteSubscription[];
 	try {
-		listed = await new WebhookSubscriptions(setup.client, () => setup.node).list();
+		listed = await new WebhookSubscriptions(client, () => node).list();
 	} catch (error) {
-		setup.logger.warn(`Clinic Trigger "${setup.node.name}": could not list its subscriptions (${(error as Error).message})`);
+		logger.warn(`Clinic Trigger "${node.name}": could not list its subscriptions (${(error as Error).message})`);
 		return undefined;
 	}
 	const stale = entries.map(([key, entry]) => ({ key, subscription: listed.find((s) => String(s.id) === String(entry.id)) })).filter(({ subscription }) => !subscription || !isLive(subscription));
@@ -60,14 +62,14 @@ export async function findStoppedSubscriptions(setup: Setup, stored: Map<string,
 }
 
 /** Subscribes again, or waits for the resubscribe under way; when it cannot, says what happened and what to do. */
-export async function resubscribe(setup: Setup, stale: StaleSubscriptions, watch: SubscriptionWatch): Promise<void> {
+export async function resubscribe(setup: Setup, client: ClinicClient, logger: Logger, stale: StaleSubscriptions, watch: SubscriptionWatch): Promise<void> {
 	if (watch.resubscribing) {
 		await watch.resubscribing.catch(() => undefined);
 		return;
 	}
-	const { node, logger } = setup;
+	const { node } = setup;
 	const what = WHAT_HAPPENED[stale.reason];
-	const running = subscribe(setup, { removeOnFailure: false });
+	const running = subscribe(setup, client, logger, { removeOnFailure: false });
 	watch.resubscribing = running;
 	try {
 		await running;

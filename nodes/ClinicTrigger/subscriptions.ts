@@ -23,14 +23,12 @@ export function subscriptionError(node: INode, error: unknown, failed?: string, 
 	return new NodeOperationError(node, message, { description: [descriptionOf(error), after].filter(Boolean).join(' ') || undefined });
 }
 
-/** What the reconcile works with, read from n8n by the hook or the delivery; `webhookUrl` is the node's (production or test), `keys` its selected events. */
+/** What the reconcile works with, read from n8n by the hook or the delivery: `webhookUrl` is the node's (production or test), `keys` its selected events. Its requests go through the client it is handed. */
 export interface Setup {
 	node: INode;
-	client: ClinicClient;
 	staticData: IDataObject;
 	webhookUrl: string;
 	keys: string[];
-	logger: Logger;
 }
 
 /** The selected events, once each; unknown keys (from an older catalog) are reported by `subscribe`. */
@@ -54,12 +52,10 @@ export function secretAgrees(subscription: RemoteSubscription, secret: string | 
 export const sameId = (a: number | string, b: number | string): boolean => String(a) === String(b);
 
 /** The live subscriptions at the trigger's address. */
-export async function listedAtAddress(setup: Setup): Promise<RemoteSubscription[]> {
+export async function listedAtAddress(setup: Setup, client: ClinicClient): Promise<RemoteSubscription[]> {
 	const address = addressOf(setup.webhookUrl);
-	return (await subscriptionsOf(setup).list()).filter((s) => isLive(s) && addressOf(s.url) === address);
+	return (await new WebhookSubscriptions(client, () => setup.node).list()).filter((s) => isLive(s) && addressOf(s.url) === address);
 }
-
-const subscriptionsOf = ({ client, node }: Setup) => new WebhookSubscriptions(client, () => node);
 
 function selectedEvents(node: INode, keys: string[]): CatalogEvent[] {
 	if (keys.length === 0) throw new NodeOperationError(node, 'No events selected', { description: 'Pick at least one event under "Events".' });
@@ -71,13 +67,13 @@ function selectedEvents(node: INode, keys: string[]): CatalogEvent[] {
 }
 
 /** At activation a failed subscribe removes what the trigger holds (a half-active trigger misses events); a resubscribe removes nothing then: the working subscriptions go on delivering. */
-export async function subscribe(setup: Setup, { removeOnFailure = true } = {}): Promise<void> {
-	const { node, client, staticData } = setup;
+export async function subscribe(setup: Setup, client: ClinicClient, logger: Logger, { removeOnFailure = true } = {}): Promise<void> {
+	const { node, staticData } = setup;
 	const events = selectedEvents(node, setup.keys);
 	const topicPrefix = (await client.integrationSettings()).topicPrefix;
 	const problem = describeTopicPrefixProblem(topicPrefix);
 	if (problem) throw new NodeOperationError(node, problem, { description: 'Topics are that prefix, a dot and a suffix such as patient: clinic-38729.patient.' });
-	const subscriptions = subscriptionsOf(setup);
+	const subscriptions = new WebhookSubscriptions(client, () => node);
 	const address = addressOf(setup.webhookUrl);
 	const stored = storedSubscriptions(staticData);
 	const selected = new Set(events.map((e) => e.key));
@@ -126,7 +122,7 @@ export async function subscribe(setup: Setup, { removeOnFailure = true } = {}): 
 			storeSubscription(staticData, event.key, { id, topic, keyId });
 			subscribed = true;
 		} catch (error) {
-			const failed = removeOnFailure ? (await removeOurs(setup)).failed : undefined;
+			const failed = removeOnFailure ? (await removeOurs(setup, client)).failed : undefined;
 			throw subscriptionError(node, error, `Could not subscribe to "${event.label}"`, cleanupNote(failed));
 		}
 	}
@@ -136,12 +132,12 @@ export async function subscribe(setup: Setup, { removeOnFailure = true } = {}): 
 	for (const subscription of toRemove) {
 		await subscriptions.removeIfPresent(subscription.id).catch((error: Error) => leftOver.push(`${subscription.id} (${error.message})`));
 	}
-	if (leftOver.length > 0) setup.logger.warn(`Clinic Trigger "${node.name}": could not remove subscription(s) ${leftOver.join(', ')}; the next activation tries again. Its own subscriptions work.`);
+	if (leftOver.length > 0) logger.warn(`Clinic Trigger "${node.name}": could not remove subscription(s) ${leftOver.join(', ')}; the next activation tries again. Its own subscriptions work.`);
 	for (const key of stored.keys()) if (!kept.has(key) && !selected.has(key)) delete staticData[key];
 
 	// 4. Another main may have subscribed the same events at once: every main keeps the lowest id of each.
 	if (!subscribed) return;
-	const live = await listedAtAddress(setup);
+	const live = await listedAtAddress(setup, client);
 	for (const event of events) {
 		const [keep, ...extra] = live
 			.filter((s) => eventOfSubscription(s, topicPrefix)?.key === event.key && s.authentication_data?.secret === secretFor(event.key))
@@ -162,9 +158,9 @@ function cleanupNote(failed: string[] | undefined): string {
 const compareIds = (a: number | string, b: number | string) => (Number.isFinite(Number(a)) && Number.isFinite(Number(b)) ? Number(a) - Number(b) : String(a).localeCompare(String(b)));
 
 /** Removes the stored subscriptions and anything live at the address (a POST whose answer was lost); what could not be removed stays stored. */
-export async function removeOurs(setup: Setup): Promise<{ failed: string[]; errors: unknown[] }> {
+export async function removeOurs(setup: Setup, client: ClinicClient): Promise<{ failed: string[]; errors: unknown[] }> {
 	const { staticData } = setup;
-	const subscriptions = subscriptionsOf(setup);
+	const subscriptions = new WebhookSubscriptions(client, () => setup.node);
 	const failed = new Set<string>();
 	const errors: unknown[] = [];
 	const removeOne = async (id: number | string, key?: string) => {
@@ -181,7 +177,7 @@ export async function removeOurs(setup: Setup): Promise<{ failed: string[]; erro
 	for (const [key, entry] of storedSubscriptions(staticData)) await removeOne(entry.id, key);
 	if (addressOf(setup.webhookUrl)) {
 		try {
-			for (const subscription of await listedAtAddress(setup)) await removeOne(subscription.id);
+			for (const subscription of await listedAtAddress(setup, client)) await removeOne(subscription.id);
 		} catch (error) {
 			// The list itself failed: the stored ids above were all that was known.
 			errors.push(error);
