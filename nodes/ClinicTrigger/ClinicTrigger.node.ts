@@ -42,13 +42,19 @@ export class ClinicTrigger implements INodeType {
 	webhookMethods = {
 		default: {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
-				return await checkExists(this).catch((error: unknown) => Promise.reject(subscriptionError(this.getNode(), error)));
+				return await checkExists(this).catch((error: unknown) => {
+					throw subscriptionError(this.getNode(), error);
+				});
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
-				return await create(this).catch((error: unknown) => Promise.reject(subscriptionError(this.getNode(), error)));
+				return await create(this).catch((error: unknown) => {
+					throw subscriptionError(this.getNode(), error);
+				});
 			},
 			async delete(this: IHookFunctions): Promise<boolean> {
-				return await deleteSubscriptions(this).catch((error: unknown) => Promise.reject(subscriptionError(this.getNode(), error)));
+				return await deleteSubscriptions(this).catch((error: unknown) => {
+					throw subscriptionError(this.getNode(), error);
+				});
 			},
 		},
 	};

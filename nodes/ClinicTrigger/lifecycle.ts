@@ -82,10 +82,8 @@ export async function create(ctx: IHookFunctions): Promise<boolean> {
 }
 
 /**
- * True once nothing of this trigger is left at the service (a 404 counts: already gone);
- * anything else is thrown, never answered false: n8n ignores the answer, 2.41 retries a
- * throw and 1.x keeps the ids recorded for the next activation. The webhook service address
- * is asked first, so that deactivation names a missing one plainly.
+ * True once nothing of this trigger is left at the service (a 404: already gone); else it throws, since n8n ignores
+ * false, 2.41 retries a throw and 1.x keeps the ids for the next activation. A missing webhook service address is named first.
  */
 export async function deleteSubscriptions(ctx: IHookFunctions): Promise<boolean> {
 	const { setup, client } = hookOf(ctx);

@@ -22,7 +22,7 @@ import type { StoredSubscription } from './storage';
 import type { Setup } from './subscriptions';
 
 /** Most events one delivery runs; the rest run with the next one. */
-export const MAX_EVENTS_PER_RUN = 1000;
+const MAX_EVENTS_PER_RUN = 1000;
 /** How long the log has to answer a delivery's read: the delivery is answered by then. */
 export const EVENT_LOG_ANSWER_MS = 5000;
 /** After n8n stored a run (a 2xx), how long this process reads on from its cursor. */
@@ -34,7 +34,7 @@ export const ANSWER_WAIT_MS = 10 * 60_000;
 /** The answer to a delivery that finds nothing new: a 200, so the service stops retrying. */
 export const NOTHING_NEW_ANSWER = { received: true, duplicate: true };
 /** A trigger activated before cursors existed starts from now, but runs what was logged this long before. */
-export const UPDATE_CATCH_UP_MS = 60_000;
+const UPDATE_CATCH_UP_MS = 60_000;
 /** The Start From setting of the trigger's cursor (the Event Log Trigger's "now"). */
 const START = 'now';
 

@@ -79,8 +79,8 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 
 	// 3. The proof, over the raw bytes, with the secret derived from the credential's signing
 	//    key; a delivery the kept credential does not verify is checked again with it as saved.
-	const trigger = [this.getWorkflow().id ?? '', node.name, this.getMode()];
-	const memory = memoryOf(trigger.join('\n'));
+	const trigger = [this.getWorkflow().id ?? '', node.name, this.getMode()].join('\n');
+	const memory = memoryOf(trigger);
 	const staticData = this.getWorkflowStaticData('node');
 	const stored = storedSubscriptions(staticData);
 	const subscription = stored.get(key);

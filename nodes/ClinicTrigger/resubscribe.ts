@@ -33,7 +33,7 @@ const WHAT_HAPPENED = {
 };
 
 /** How often a trigger's subscriptions are listed, and how often an unverified delivery may resubscribe. */
-export const STALE_CHECK_EVERY_MS = 60_000;
+const STALE_CHECK_EVERY_MS = 60_000;
 
 /** A delivery that could not be verified may start a resubscribe: at most one a minute per trigger. */
 export function mayResubscribeUnverified(watch: SubscriptionWatch): boolean {

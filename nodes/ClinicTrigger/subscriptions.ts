@@ -105,8 +105,7 @@ export async function subscribe(setup: Setup, client: ClinicClient, logger: Logg
 		const entry = event && stored.get(event.key);
 		const listed = subscription.authentication_data?.secret;
 		// Listed with the secret we derive (also another main's), or stored with the current key and listed without one.
-		const ours =
-			event && selected.has(event.key) && !kept.has(event.key) && (typeof listed === 'string' ? listed === secretFor(event.key) : !!entry && sameId(entry.id, subscription.id) && isCurrent(entry, signingKey));
+		const ours = event && selected.has(event.key) && !kept.has(event.key) && (typeof listed === 'string' ? listed === secretFor(event.key) : !!entry && sameId(entry.id, subscription.id) && isCurrent(entry, signingKey));
 		if (event && ours) kept.set(event.key, { id: subscription.id, topic: subscription.event_topic as string, keyId });
 		else toRemove.push(subscription);
 	}
@@ -129,9 +128,7 @@ export async function subscribe(setup: Setup, client: ClinicClient, logger: Logg
 
 	// 3. Remove what is not ours or replaced (one whose DELETE fails is left for the next activation); forget unselected events.
 	const leftOver: string[] = [];
-	for (const subscription of toRemove) {
-		await subscriptions.removeIfPresent(subscription.id).catch((error: Error) => leftOver.push(`${subscription.id} (${error.message})`));
-	}
+	for (const subscription of toRemove) await subscriptions.removeIfPresent(subscription.id).catch((error: Error) => leftOver.push(`${subscription.id} (${error.message})`));
 	if (leftOver.length > 0) logger.warn(`Clinic Trigger "${node.name}": could not remove subscription(s) ${leftOver.join(', ')}; the next activation tries again. Its own subscriptions work.`);
 	for (const key of stored.keys()) if (!kept.has(key) && !selected.has(key)) delete staticData[key];
 
