@@ -1,5 +1,5 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
-import type { IHookFunctions, INodeType, INodeTypeDescription } from 'n8n-workflow';
+import type { IHookFunctions, INodeType, INodeTypeDescription, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { integrationCredentials } from '../shared/authentication';
 import { eventsSubtitle } from '../shared/catalogOptions';
@@ -59,5 +59,7 @@ export class ClinicTrigger implements INodeType {
 		},
 	};
 
-	webhook = receiveDelivery;
+	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+		return await receiveDelivery.call(this);
+	}
 }

@@ -8,12 +8,8 @@ import { DEFAULT_SIGNATURE_HEADER } from './signature';
 export const triggerProperties: INodeProperties[] = [
 	{
 		// n8n offers no display condition on its own webhook address, so this shows always.
-		displayName:
-			"The clinic service sends events only to public https:// addresses. If the webhook URLs above start with http:// (an n8n without a public address), use the Clinic Event Log Trigger instead: it fetches new events from the service and needs no public address. Otherwise set n8n's WEBHOOK_URL to your public https:// address; for a local test only, turn on Options > Allow Insecure URL.",
-		name: 'httpsNotice',
-		type: 'notice',
-		default: '',
-		displayOptions: { hide: { '/options.allowInsecureUrl': [true] } },
+		displayName: "The clinic service sends events only to public https:// addresses. If the webhook URLs above start with http:// (an n8n without a public address), use the Clinic Event Log Trigger instead: it fetches new events from the service and needs no public address. Otherwise set n8n's WEBHOOK_URL to your public https:// address; for a local test only, turn on Options > Allow Insecure URL.",
+		name: 'httpsNotice', type: 'notice', default: '', displayOptions: { hide: { '/options.allowInsecureUrl': [true] } },
 	},
 	integrationAuthenticationProperty,
 	eventsProperty(
