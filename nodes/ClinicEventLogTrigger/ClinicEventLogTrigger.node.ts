@@ -8,12 +8,12 @@ import type {
 } from 'n8n-workflow';
 
 import { integrationCredentials } from '../shared/authentication';
-import { describeTopicPrefixProblem, findEvent, fullTopic } from '../shared/catalog';
+import { describeTopicPrefixProblem, findEvent } from '../shared/catalog';
 import { eventsSubtitle } from '../shared/catalogOptions';
 import { clientFor } from '../shared/transport';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import { EventLog } from '../shared/eventLog';
-import { redactEvent } from '../shared/eventRecord';
+import { eventFilterOf, eventItemOf, redactEvent } from '../shared/eventRecord';
 import { shapeTriggerItems } from '../shared/output';
 import { eventOutputProperties } from '../shared/outputProperties';
 import { timeoutMsOf } from '../shared/timeoutOption';
@@ -44,7 +44,7 @@ export class ClinicEventLogTrigger implements INodeType {
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		const node = this.getNode();
 		const options = this.getNodeParameter('options', {}) as IDataObject;
-		const log = new EventLog(this, clientFor(this, { timeoutMs: timeoutMsOf(options), operation: 'Clinic Event Log Trigger' }));
+		const log = new EventLog(node, clientFor(this, { timeoutMs: timeoutMsOf(options), operation: 'Clinic Event Log Trigger' }));
 		const filters = await filtersOf(this, log);
 		const withLogs = options.includeDeliveryLogs === true;
 
@@ -92,13 +92,7 @@ export class ClinicEventLogTrigger implements INodeType {
 
 /** One output item: the same fields as the Clinic Trigger's, plus the event's id and time. */
 function itemOf(event: EventRecord, withLogs: boolean): INodeExecutionData {
-	const json: IDataObject = {
-		event: event.name,
-		topic: event.topic,
-		eventId: event.id,
-		createdAt: event.created_at,
-		value: event.value,
-	};
+	const json = eventItemOf(event);
 	if (withLogs) json.logs = (redactEvent(event).logs as IDataObject[] | undefined) ?? [];
 	return { json };
 }
@@ -120,7 +114,7 @@ async function filtersOf(ctx: IPollFunctions, log: EventLog): Promise<EventFilte
 				description: 'Pick the events from the list again.',
 			});
 		}
-		filters.set(key, { topic: fullTopic(prefix, event.suffix), name: event.name });
+		filters.set(key, eventFilterOf(event, prefix));
 	}
 	return [...filters.values()];
 }

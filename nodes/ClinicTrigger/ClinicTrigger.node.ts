@@ -6,8 +6,8 @@ import { eventsSubtitle } from '../shared/catalogOptions';
 import { eventOutputProperties } from '../shared/outputProperties';
 import { triggerProperties } from './description';
 import { receiveDelivery } from './receive';
-import { activationError } from './subscriptionErrors';
-import { checkExists, create, deleteSubscriptions, requireAcceptedAddress, requireWebhookService } from './lifecycle';
+import { checkExists, create, deleteSubscriptions } from './lifecycle';
+import { subscriptionError } from './subscriptions';
 
 export class ClinicTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -20,8 +20,7 @@ export class ClinicTrigger implements INodeType {
 		defaultVersion: 1.1,
 		subtitle: eventsSubtitle('events'),
 		// n8n's nodes panel shows the Clinic node and this trigger as one app under this text.
-		description:
-			'Work with patients, consultations, prescriptions, charges, CFDI invoices and telehealth waiting rooms of your clinic-management service, or start a workflow when it reports an event',
+		description: 'Work with patients, consultations, prescriptions, charges, CFDI invoices and telehealth waiting rooms of your clinic-management service, or start a workflow when it reports an event',
 		defaults: { name: 'Clinic Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
@@ -39,35 +38,23 @@ export class ClinicTrigger implements INodeType {
 		properties: [...triggerProperties, ...eventOutputProperties()],
 	};
 
+	// A failed hook is a NodeOperationError (subscriptionError says why).
 	webhookMethods = {
 		default: {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
-				try {
-					return await checkExists.call(this);
-				} catch (error) {
-					throw activationError(this.getNode(), error);
-				}
+				return await checkExists(this).catch((error: unknown) => {
+					throw subscriptionError(this.getNode(), error);
+				});
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
-				try {
-					requireAcceptedAddress(this);
-					await requireWebhookService(this);
-					return await create.call(this);
-				} catch (error) {
-					throw activationError(this.getNode(), error);
-				}
+				return await create(this).catch((error: unknown) => {
+					throw subscriptionError(this.getNode(), error);
+				});
 			},
-			// True once nothing of this trigger is left at the service (a 404 counts: already
-			// gone); anything else (5xx, timeout, lost connection) is thrown, never answered
-			// false: n8n ignores the answer, 2.41 retries a throw (not a UserError) and 1.x
-			// keeps the ids recorded for the next activation.
 			async delete(this: IHookFunctions): Promise<boolean> {
-				try {
-					await requireWebhookService(this);
-					return await deleteSubscriptions.call(this);
-				} catch (error) {
-					throw activationError(this.getNode(), error);
-				}
+				return await deleteSubscriptions(this).catch((error: unknown) => {
+					throw subscriptionError(this.getNode(), error);
+				});
 			},
 		},
 	};

@@ -1,120 +1,99 @@
 /**
- * n8n's webhook hooks for the Clinic Trigger (`webhookMethods.default`): `checkExists` on
- * every activation (and every n8n 1.x start), `create` when it says false, `delete` on
- * deactivation, and the checks made first. What they do with the service is in subscriptions.ts.
+ * n8n's webhook hooks (`webhookMethods.default`): `checkExists` at every activation (and
+ * every n8n 1.x start), `create` when it says false, `delete` at deactivation. Each reads
+ * what it needs from n8n once, and one client serves its requests.
  */
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IHookFunctions } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
-import { isLive } from '../shared/webhookSubscriptions';
-import { clientFor } from '../shared/transport';
-import { addressOf, insecureWebhookAddressMessage, isSecureUrl } from '../shared/urls';
-import { isCurrent, secretOf, storeSubscription, storedSubscriptions } from './storage';
-import type { StoredSubscription } from './storage';
-import { activationError, removalError } from './subscriptionErrors';
 import { isCursor } from '../shared/eventCursor';
 import { EventLog } from '../shared/eventLog';
-import { readsEventLog, startingCursor, triggerFilters } from './runNewEvents';
-import { eventOfSubscription, readSetup, removeOurs, sameId, secretAgrees, selectedEventKeys, subscribe, topicPrefixOf } from './subscriptions';
+import { clientFor } from '../shared/transport';
+import { addressOf, insecureWebhookAddressMessage, isSecureUrl } from '../shared/urls';
+import { readsEventLog, startingCursor, triggerFilters } from './newEvents';
+import { isCurrent, secretOf, storeSubscription, storedSubscriptions, triggerIdOf } from './storage';
+import { eventOfSubscription, listedAtAddress, removeOurs, sameId, secretAgrees, selectedEventKeys, subscribe, subscriptionError } from './subscriptions';
+import type { Setup } from './subscriptions';
 
-/** n8n gave this trigger an address, and it is https or the user allowed http for a local test. */
-export function acceptsAddress(ctx: IHookFunctions): boolean {
-	const webhookUrl = ctx.getNodeWebhookUrl('default') ?? '';
-	const options = ctx.getNodeParameter('options', {}) as IDataObject;
-	return addressOf(webhookUrl) !== '' && (isSecureUrl(webhookUrl) || options.allowInsecureUrl === true);
+/** What a hook reads from n8n, once: plain values, and one client for all its requests. */
+function hookOf(ctx: IHookFunctions) {
+	const events = ctx.getNodeParameter('events', []);
+	const setup: Setup = { node: ctx.getNode(), staticData: ctx.getWorkflowStaticData('node'), webhookUrl: ctx.getNodeWebhookUrl('default') ?? '', keys: selectedEventKeys(events) };
+	return { setup, client: clientFor(ctx), options: ctx.getNodeParameter('options', {}) as IDataObject };
 }
 
-export async function checkExists(this: IHookFunctions): Promise<boolean> {
-	if (!acceptsAddress(this)) return false;
-	const setup = readSetup(this);
-	const keys = selectedEventKeys(this);
-	if (keys.length === 0 || keys.some((key) => !findEvent(key))) return false;
-	const stored = storedSubscriptions(setup.staticData);
-	if (stored.size !== keys.length || keys.some((key) => !stored.has(key))) return false;
+/** n8n gave this trigger an address, and it is https or the user allowed http for a local test. */
+const acceptsAddress = (webhookUrl: string, options: IDataObject) => addressOf(webhookUrl) !== '' && (isSecureUrl(webhookUrl) || options.allowInsecureUrl === true);
 
-	const topicPrefix = await topicPrefixOf(setup);
+/** True when every selected event has a live subscription at our address, made with the current signing key; anything else is for `create`. */
+export async function checkExists(ctx: IHookFunctions): Promise<boolean> {
+	const { setup, client, options } = hookOf(ctx);
+	const { keys, staticData } = setup;
+	const stored = storedSubscriptions(staticData);
+	if (!acceptsAddress(setup.webhookUrl, options) || keys.length === 0 || keys.some((key) => !findEvent(key) || !stored.has(key)) || stored.size !== keys.length) return false;
+	const { topicPrefix } = await client.integrationSettings();
 	if (!topicPrefix) return false;
-	const ours = (await setup.subscriptions.list()).filter((s) => isLive(s) && addressOf(s.url) === setup.address);
-	// A stored secret (earlier versions) or another key: `create` replaces the subscriptions.
-	const signingKey = await setup.client.webhookSigningKey();
-	if ([...stored.values()].some((entry) => !isCurrent(entry, signingKey))) return false;
-	// Anything else at our address (a copy, an old secret) is for `create` to clean up.
-	if (ours.length !== keys.length) return false;
-
-	const found = new Map<string, StoredSubscription>();
-	for (const key of keys) {
-		const entry = stored.get(key) as StoredSubscription;
-		const secret = secretOf(setup.node, key, entry, signingKey);
+	const ours = await listedAtAddress(setup, client);
+	const signingKey = await client.webhookSigningKey();
+	// A stored secret (earlier versions), another key, or anything else at our address (a copy, an old secret).
+	if ([...stored.values()].some((entry) => !isCurrent(entry, signingKey)) || ours.length !== keys.length) return false;
+	const topics = new Map<string, string>();
+	for (const [key, entry] of stored) {
+		const secret = secretOf(triggerIdOf(setup.node), key, entry, signingKey);
 		const match = ours.find((s) => sameId(s.id, entry.id) && eventOfSubscription(s, topicPrefix)?.key === key && secretAgrees(s, secret));
 		if (!match) return false;
-		found.set(key, { ...entry, topic: match.event_topic as string });
+		topics.set(key, match.event_topic as string);
 	}
-	for (const [key, entry] of found) storeSubscription(setup.staticData, key, entry);
+	for (const [key, entry] of stored) storeSubscription(staticData, key, { ...entry, topic: topics.get(key) as string });
 	return true;
 }
 
-export async function create(this: IHookFunctions): Promise<boolean> {
-	// Read first: an event logged while subscribing runs with the first delivery.
-	const started = await startCursor(this);
+export async function create(ctx: IHookFunctions): Promise<boolean> {
+	const { setup, client, options } = hookOf(ctx);
+	const { node, staticData } = setup;
+	if (!acceptsAddress(setup.webhookUrl, options)) {
+		const address = addressOf(setup.webhookUrl);
+		if (!address) throw new NodeOperationError(node, 'n8n gave this trigger no webhook address', { description: "Set n8n's WEBHOOK_URL to the public https:// address of this n8n and restart it." });
+		const { message, description } = insecureWebhookAddressMessage(address);
+		throw new NodeOperationError(node, message, { description });
+	}
+	await client.webhookServiceUrl();
+	// The cursor first, from the log's newest events: an event logged while subscribing runs with the first delivery.
+	// One already stored stays (n8n 1.x calls `create` again at start): what was logged while n8n was down runs then.
+	const starts = readsEventLog(options) && !isCursor(staticData.cursor);
+	if (starts) {
+		try {
+			staticData.cursor = await startingCursor(new EventLog(node, client), await triggerFilters(setup.keys, new Map(), client));
+		} catch (error) {
+			throw new NodeOperationError(node, `The Clinic Trigger cannot start: the event log could not be read (${(error as Error).message})`, {
+				description: "The trigger reads the service's event log to know which events are new. Check that the Clinic credential can read events (its Test button, or the Clinic node's Event > Get Many), then activate again; or set Options > Duplicate Check to Off.",
+			});
+		}
+	}
 	try {
-		await subscribe(this);
+		await subscribe(setup, client, ctx.logger);
 	} catch (error) {
 		// A failed activation leaves nothing behind.
-		if (started) delete this.getWorkflowStaticData('node').cursor;
-		throw activationError(this.getNode(), error);
+		if (starts) delete staticData.cursor;
+		throw subscriptionError(node, error);
 	}
 	return true;
 }
 
 /**
- * Where the first delivery reads the log on from: the log's newest events now (true when
- * started here). A cursor already stored stays (n8n 1.x calls `create` again at start): what was logged while n8n
- * was down runs with the first delivery.
+ * True once nothing of this trigger is left at the service (a 404: already gone); else it throws, since n8n ignores
+ * false, 2.41 retries a throw and 1.x keeps the ids for the next activation. A missing webhook service address is named first.
  */
-async function startCursor(ctx: IHookFunctions): Promise<boolean> {
-	const options = ctx.getNodeParameter('options', {}) as IDataObject;
-	const staticData = ctx.getWorkflowStaticData('node');
-	if (!readsEventLog(options) || isCursor(staticData.cursor)) return false;
-	const client = clientFor(ctx);
-	try {
-		const filters = await triggerFilters(selectedEventKeys(ctx), new Map(), client);
-		staticData.cursor = await startingCursor(new EventLog(ctx, client), filters);
-		return true;
-	} catch (error) {
-		throw new NodeOperationError(ctx.getNode(), `The Clinic Trigger cannot start: the event log could not be read (${(error as Error).message})`, {
-			description:
-				"The trigger reads the service's event log to know which events are new. Check that the Clinic credential can read events (its Test button, or the Clinic node's Event > Get Many), then activate again; or set Options > Duplicate Check to Off.",
-		});
+export async function deleteSubscriptions(ctx: IHookFunctions): Promise<boolean> {
+	const { setup, client } = hookOf(ctx);
+	await client.webhookServiceUrl();
+	const { errors } = await removeOurs(setup, client);
+	if (errors.length > 0) {
+		const after = `${errors.length} problem(s): the ones not removed stay recorded, and n8n tries again the next time the workflow is activated or deactivated.`;
+		throw subscriptionError(setup.node, errors[0], 'Could not remove every webhook subscription of this trigger', after);
 	}
-}
-
-export async function deleteSubscriptions(this: IHookFunctions): Promise<boolean> {
-	const setup = readSetup(this);
-	const { errors } = await removeOurs(setup);
-	if (errors.length > 0) throw removalError(setup.node, errors);
 	// The next activation starts from now.
 	delete setup.staticData.cursor;
 	return true;
-}
-
-/**
- * The credential has a webhook service address (asked first, so that deactivation says so
- * plainly; the message names the fix, the only part n8n shows in its toast).
- */
-export async function requireWebhookService(ctx: IHookFunctions): Promise<void> {
-	await clientFor(ctx).webhookServiceUrl();
-}
-
-/** n8n's address for this trigger is https, or the user allowed http for a local test. */
-export function requireAcceptedAddress(ctx: IHookFunctions): void {
-	if (acceptsAddress(ctx)) return;
-	const address = addressOf(ctx.getNodeWebhookUrl('default'));
-	if (!address) {
-		throw new NodeOperationError(ctx.getNode(), 'n8n gave this trigger no webhook address', {
-			description: "Set n8n's WEBHOOK_URL to the public https:// address of this n8n and restart it.",
-		});
-	}
-	const { message, description } = insecureWebhookAddressMessage(address);
-	throw new NodeOperationError(ctx.getNode(), message, { description });
 }

@@ -1,75 +1,29 @@
 /**
- * The Clinic Trigger's one store in process memory: an entry per trigger and n8n mode (test
- * listening is not production), bounded by count and age. None of it is the record of what
- * ran: that is the trigger's cursor in the node's static data, which n8n saves.
+ * The Clinic Trigger's one store in process memory: an entry per trigger and n8n mode, bounded by count and age.
+ * None of it is the record of what ran: that is the cursor in the node's static data, which n8n saves.
  */
 import { sleep } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { keepNewest, keptInProcess } from '../../credentials/ClinicProcessMemory';
-import type { Cursor } from '../shared/eventCursor';
-import type { EventFilter, EventRecord } from '../shared/eventRecord';
-import type { EventLog } from '../shared/eventLog';
+import { ANSWER_WAIT_MS } from './newEvents';
+import type { LogReads } from './newEvents';
+import type { SubscriptionWatch } from './resubscribe';
 
 /** How long a credential read for a delivery serves the next deliveries (n8n makes every read a database query and a decrypt). */
 export const CREDENTIAL_KEPT_MS = 5_000;
-/** The longest n8n may take to answer a run, so how long a trigger's entry is kept after its last delivery. */
-export const ANSWER_WAIT_MS = 10 * 60_000;
-
-/** A credential read: shared by the deliveries that arrive while it is under way and for CREDENTIAL_KEPT_MS after. */
-interface CredentialRead {
-	read: Promise<ICredentialDataDecryptedObject>;
-	startedAt: number;
-}
-
-/** Why a subscription is stale, and for which events. */
-export interface StaleSubscriptions {
-	reason: 'signingKeyChanged' | 'subscriptionDisabled' | 'subscriptionDeleted';
-	keys: string[];
-}
-
-/** What a read of the log found for one delivery. */
-export interface NewEvents {
-	/** Oldest first; empty when another delivery runs them, or nothing is new. */
-	events: EventRecord[];
-	/** The cursor once they ran: for the node's static data. */
-	cursor: Cursor;
-	/** To call once n8n answered the delivery that runs them, with the status it answered. */
-	answered?: (status: number) => void;
-}
-
-/** The deliveries waiting for one read of the log (newEvents.ts), and what it reads with (the first one's log). */
-export interface ReadBatch {
-	waiters: Array<{ resolve: (found: NewEvents) => void; reject: (error: Error) => void; gone: boolean }>;
-	/** When the first of them arrived. */
-	arrived: number;
-	saved: Cursor;
-	log: EventLog;
-	filters: EventFilter[];
-}
-
-export interface TriggerMemory {
-	/** When a delivery last used it: after ANSWER_WAIT_MS it is forgotten. */
-	usedAt: number;
-	/** By credential type and id; never in static data or logs. */
-	credentials: Map<string, CredentialRead>;
-	/** Subscriptions (resubscribe.ts): when last listed, the resubscribe under way (one at a time), when an unverified delivery last started one, when one last failed a delivery, and the stale ones it left. */
-	listedAt?: number;
-	resubscribing?: Promise<unknown>;
-	unverifiedAt?: number;
-	failedAt?: number;
-	stale?: StaleSubscriptions;
-	/** Reads of the log (newEvents.ts): one under way, the deliveries waiting for the next, and the last run's cursor until n8n stored it. */
-	reading?: boolean;
-	next?: ReadBatch;
-	taken?: { cursor: Cursor; at: number; answered?: { at: number; stored: boolean } };
-}
-
 /** How many triggers' entries are kept at most: past it, the least recently used goes. */
 export const TRIGGERS_KEPT = 1_000;
+
+/** A trigger's entry: its subscriptions' watch (resubscribe.ts), its reads of the log (newEvents.ts), when a delivery last used it, and its credential reads by type and id (never in static data or logs), each shared while under way and CREDENTIAL_KEPT_MS after. */
+export interface TriggerMemory extends SubscriptionWatch, LogReads {
+	usedAt: number;
+	credentials: Map<string, { read: Promise<ICredentialDataDecryptedObject>; startedAt: number }>;
+}
+
 const triggers = keptInProcess('the memory of each Clinic Trigger', `${TRIGGERS_KEPT} triggers, 10 minutes each`, new Map<string, TriggerMemory>());
 
-/** The trigger's entry (a new one when unused for ANSWER_WAIT_MS), kept ANSWER_WAIT_MS more. */
+/** The trigger's entry (a new one when unused for ANSWER_WAIT_MS: no answer it waits for is that late), kept ANSWER_WAIT_MS more. */
 export function memoryOf(trigger: string): TriggerMemory {
 	const kept = triggers.get(trigger);
 	const memory = kept && Date.now() - kept.usedAt < ANSWER_WAIT_MS ? kept : { usedAt: 0, credentials: new Map() };
@@ -83,11 +37,7 @@ export function credentialsKept(): number {
 	return [...triggers.values()].reduce((count, memory) => count + memory.credentials.size, 0);
 }
 
-/**
- * The credential: the one read in the last CREDENTIAL_KEPT_MS, or with `fresh` one read after
- * the delivery `arrived` (a delivery the kept one does not verify is checked with it as saved).
- * `earlier` tells that the one answered was read before the delivery arrived.
- */
+/** The credential: the one read in the last CREDENTIAL_KEPT_MS, or with `fresh` one read after the delivery `arrived` (a delivery the kept one does not verify is checked with it as saved). `earlier` tells that the one answered was read before the delivery arrived. */
 export async function credentialFor(memory: TriggerMemory, key: string, arrived: number, fresh: boolean, read: () => Promise<ICredentialDataDecryptedObject>) {
 	const kept = memory.credentials.get(key);
 	// Same millisecond: counted as before the arrival (one read too many rather than a stale one).

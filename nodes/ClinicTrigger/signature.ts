@@ -1,7 +1,6 @@
 /**
- * Checks that a webhook delivery comes from the clinic service. Every comparison is
- * constant-time and works on the raw bytes received, never on re-serialised JSON.
- * Nothing here logs or returns a secret.
+ * Checks that a delivery comes from the clinic service, and derives the secrets it is checked with: constant-time,
+ * on the raw bytes received, never on re-serialised JSON. Nothing here logs or returns a secret.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -18,79 +17,47 @@ export function hmacSha256Hex(secret: string, body: Buffer): string {
 	return createHmac('sha256', secret).update(body).digest('hex');
 }
 
-/**
- * Compares a received hex signature with the expected one in constant time.
- * Letter case of the hex digits does not matter; anything that is not 64 hex digits fails.
- */
+/** Compares hex signatures in constant time, in any letter case; anything but 64 hex digits fails. */
 export function hexSignatureMatches(expectedHex: string, receivedHex: string): boolean {
 	const received = receivedHex.trim();
 	if (!/^[0-9a-f]{64}$/i.test(received) || !/^[0-9a-f]{64}$/i.test(expectedHex)) return false;
 	return timingSafeEqual(Buffer.from(expectedHex, 'hex'), Buffer.from(received, 'hex'));
 }
 
-/**
- * Compares two strings in constant time whatever their lengths: both are hashed first,
- * so neither the length nor the content of the secret leaks through timing.
- */
+/** Compares two strings in constant time: both are hashed first, so the secret's length does not leak either. */
 export function constantTimeEquals(expected: string, received: string): boolean {
-	const a = createHash('sha256').update(expected, 'utf8').digest();
-	const b = createHash('sha256').update(received, 'utf8').digest();
-	return timingSafeEqual(a, b);
+	const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+	return timingSafeEqual(digest(expected), digest(received));
 }
 
-/**
- * The value of a request header by name, in any letter case. Node lower-cases incoming
- * header names; a repeated header counts by its first value.
- */
+/** A request header by name, in any letter case (Node lower-cases them); a repeated one by its first value. */
 export function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
 	const wanted = name.trim().toLowerCase();
 	if (!wanted) return undefined;
 	for (const [key, value] of Object.entries(headers)) {
-		if (key.toLowerCase() !== wanted) continue;
 		const first = Array.isArray(value) ? value[0] : value;
-		if (typeof first === 'string') return first;
+		if (key.toLowerCase() === wanted && typeof first === 'string') return first;
 	}
 	return undefined;
 }
 
-export interface VerificationInput {
-	mode: VerificationMode;
-	rawBody: Buffer;
-	headers: Record<string, string | string[] | undefined>;
-	/** Header to read, any letter case; default `signature`. */
-	headerName?: string;
-	/** The subscription's secret; undefined when none is stored. */
-	secret: string | undefined;
-}
-
-/** Verifies one delivery as the chosen mode says. */
-export function verifyDelivery(input: VerificationInput): VerificationResult {
+/** Verifies one delivery as the chosen mode says: `headerName` (default `signature`) in any letter case, `secret` undefined when none is stored. */
+export function verifyDelivery(input: { mode: VerificationMode; rawBody: Buffer; headers: Record<string, string | string[] | undefined>; headerName?: string; secret: string | undefined }): VerificationResult {
 	if (input.mode === 'none') return { ok: true };
 	if (!input.secret) return { ok: false, reason: 'noSecret' };
-	const received = headerValue(input.headers, input.headerName || DEFAULT_SIGNATURE_HEADER);
-	if (received === undefined || received.trim() === '') return { ok: false, reason: 'missingHeader' };
-	if (input.mode === 'secretEquals') {
-		return constantTimeEquals(input.secret, received.trim()) ? { ok: true } : { ok: false, reason: 'mismatch' };
-	}
-	const expected = hmacSha256Hex(input.secret, input.rawBody);
-	return hexSignatureMatches(expected, received) ? { ok: true } : { ok: false, reason: 'mismatch' };
+	const received = headerValue(input.headers, input.headerName || DEFAULT_SIGNATURE_HEADER)?.trim();
+	if (!received) return { ok: false, reason: 'missingHeader' };
+	const matches = input.mode === 'secretEquals' ? constantTimeEquals(input.secret, received) : hexSignatureMatches(hmacSha256Hex(input.secret, input.rawBody), received);
+	return matches ? { ok: true } : { ok: false, reason: 'mismatch' };
 }
 
-/**
- * Names a delivery's content: the same event key and bytes give the same id in every
- * process. It does not identify an event: a retry and a second event with the same payload
- * share it, so it is no value to dedupe on (`eventId` is).
- */
+/** Names a delivery's content, the same in every process; a retry and another event with that payload share it, so it is
+ * no value to dedupe on (`eventId` is). */
 export function deliveryIdOf(eventKey: string, rawBody: Buffer): string {
 	return createHash('sha256').update(eventKey, 'utf8').update('\n').update(rawBody).digest('hex');
 }
 
-/**
- * A subscription's secret, derived from the credential's signing key, the trigger node's
- * webhook id and the event. Nothing secret needs storing in the workflow (which n8n 1.x
- * copies into every execution), and every n8n process derives the same secret for the
- * same trigger and event: two mains activating at once can adopt each other's subscription.
- */
+/** A subscription's secret, from the credential's signing key, the node's webhook id and the event: the workflow (which n8n 1.x copies into every execution) holds no secret, and every n8n process derives the same one, so two mains activating at once adopt each other's. */
 export function subscriptionSecret(signingKey: string, triggerId: string, eventKey: string): string {
 	return createHmac('sha256', signingKey).update(`clinic-trigger-subscription\n${triggerId}\n${eventKey}`).digest('hex');
 }

@@ -1,21 +1,17 @@
 /**
- * The workflow's static data: `{[eventKey]: {id, topic, keyId}}`, no secret (n8n 1.x copies
- * static data into every execution); each secret is derived from the credential's signing
- * key, the node's webhook id and the event (signature.ts). Entries stored by 0.1.0 hold the
- * secret itself and keep verifying until the next activation replaces them.
+ * The subscriptions in the node's static data: `{[eventKey]: {id, topic, keyId}}`, no secret (signature.ts derives
+ * them). Entries stored by 0.1.0 hold the secret itself and keep verifying until the next activation replaces them.
  */
 import type { IDataObject, INode } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
 import { signingKeyId, subscriptionSecret } from './signature';
 
+/** `topic` in full (`clinic-38729.patient`), so deliveries need no credential; `keyId` names the signing key the secret came from; `legacySecret` as 0.1.0 stored it. */
 export interface StoredSubscription {
 	id: number | string;
-	/** Full topic, e.g. `clinic-38729.patient`, so deliveries need no credential lookup. */
 	topic: string;
-	/** Which signing key the secret came from (`signingKeyId`). */
 	keyId?: string;
-	/** The secret itself, as versions before 0.2 stored it; replaced at the next activation. */
 	legacySecret?: string;
 }
 
@@ -26,15 +22,11 @@ export function storedSubscriptions(staticData: IDataObject): Map<string, Stored
 	const stored = new Map<string, StoredSubscription>();
 	for (const [key, value] of Object.entries(staticData)) {
 		if (!findEvent(key) || !value || typeof value !== 'object') continue;
-		const record = value as Record<string, unknown>;
-		const id = record.id;
+		const { id, topic, keyId, secret } = value as Record<string, unknown>;
 		if (typeof id !== 'number' && !nonEmptyString(id)) continue;
-		const topic = typeof record.topic === 'string' ? record.topic : '';
-		if (nonEmptyString(record.keyId)) {
-			stored.set(key, { id, topic, keyId: record.keyId });
-		} else if (nonEmptyString(record.secret)) {
-			stored.set(key, { id, topic, legacySecret: record.secret });
-		}
+		const entry = { id, topic: typeof topic === 'string' ? topic : '' };
+		if (nonEmptyString(keyId)) stored.set(key, { ...entry, keyId });
+		else if (nonEmptyString(secret)) stored.set(key, { ...entry, legacySecret: secret });
 	}
 	return stored;
 }
@@ -48,20 +40,6 @@ export function storeSubscription(staticData: IDataObject, key: string, entry: S
 	staticData[key] = next;
 }
 
-export function forgetSubscription(staticData: IDataObject, key: string): void {
-	delete staticData[key];
-}
-
-/**
- * The secret of a stored subscription, given the credential's current signing key;
- * undefined when the key is not the one the secret was derived from.
- */
-export function secretOf(node: INode, key: string, entry: StoredSubscription, signingKey: string): string | undefined {
-	if (entry.legacySecret) return entry.legacySecret;
-	if (!signingKey || entry.keyId !== signingKeyId(signingKey)) return undefined;
-	return subscriptionSecret(signingKey, triggerIdOf(node), key);
-}
-
 /** What identifies this trigger node in its secrets: its webhook id (part of its address). */
 export function triggerIdOf(node: INode): string {
 	return node.webhookId || node.id;
@@ -70,6 +48,12 @@ export function triggerIdOf(node: INode): string {
 /** A stored subscription this version keeps as it is: derived from the current key. */
 export function isCurrent(entry: StoredSubscription, signingKey: string): boolean {
 	return !entry.legacySecret && !!signingKey && entry.keyId === signingKeyId(signingKey);
+}
+
+/** The secret of a stored subscription; undefined when the signing key is not the one it was derived from. */
+export function secretOf(triggerId: string, key: string, entry: StoredSubscription, signingKey: string): string | undefined {
+	if (entry.legacySecret) return entry.legacySecret;
+	return isCurrent(entry, signingKey) ? subscriptionSecret(signingKey, triggerId, key) : undefined;
 }
 
 /** Events whose stored subscription was made with another signing key than the credential's. */

@@ -3,7 +3,7 @@
  * are read, what an answer looks like, how an event is shown to users, and where each log
  * ended when this process last looked.
  */
-import type { IDataObject, IExecuteFunctions, IHookFunctions, IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
+import type { IDataObject, INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { ClinicClient } from './transport';
@@ -11,8 +11,6 @@ import { endsLog, forgetLogEnd, logEndOf, rememberEnd } from './eventLogEnds';
 import type { EventPage, KnownEnd } from './eventLogEnds';
 import { eventRecordsOf, newestFirst, orderOf } from './eventRecord';
 import type { EventFilter, EventRecord } from './eventRecord';
-
-export type EventLogContext = IExecuteFunctions | IHookFunctions | IPollFunctions | IWebhookFunctions;
 
 /** Pages one reader reads at most: no loop over the log runs without bound. */
 export const MAX_PAGES_PER_READER = 5000;
@@ -30,7 +28,7 @@ export class EventLog {
 	 * belie): the fallback read when a faster one missed.
 	 */
 	constructor(
-		private readonly ctx: EventLogContext,
+		private readonly node: INode,
 		private readonly client: ClinicClient,
 		private readonly options: { proveEnd?: boolean } = {},
 	) {}
@@ -62,7 +60,7 @@ export class EventLog {
 			},
 			itemIndex,
 		);
-		const events = eventRecordsOf(this.ctx.getNode(), body, itemIndex);
+		const events = eventRecordsOf(this.node, body, itemIndex);
 		this.checkProgress(JSON.stringify([filter.topic, filter.name, limit]), offset, events, itemIndex);
 		this.longestPage = Math.max(this.longestPage, events.length);
 		return { offset, limit, events, last: endsLog(events.length, limit, this.longestPage) };
@@ -77,13 +75,13 @@ export class EventLog {
 		const last = this.lastPage;
 		this.lastPage = { key, offset, ids };
 		if (events.length > 0 && last && last.key === key && last.offset !== offset && last.ids === ids) {
-			throw new NodeOperationError(this.ctx.getNode(), 'The event service answered the same page twice: it ignored the offset', {
+			throw new NodeOperationError(this.node, 'The event service answered the same page twice: it ignored the offset', {
 				itemIndex,
 				description: 'Stopped instead of reading the same events again. Turn off Return All and use Limit, or set Page Size large enough for all events.',
 			});
 		}
 		if (++this.pagesRead > MAX_PAGES_PER_READER) {
-			throw new NodeOperationError(this.ctx.getNode(), `The event log did not end after ${MAX_PAGES_PER_READER} pages`, {
+			throw new NodeOperationError(this.node, `The event log did not end after ${MAX_PAGES_PER_READER} pages`, {
 				itemIndex,
 				description: 'Stopped reading. Narrow the filters (topic, event name) or use Limit.',
 			});

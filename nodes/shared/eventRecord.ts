@@ -2,6 +2,9 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, INode, JsonObject } from 'n8n-workflow';
 
+import { fullTopic } from './catalog';
+import type { CatalogEvent } from './catalog';
+
 /** What the service returns per event (fields we rely on; the rest passes through). */
 export interface EventRecord extends IDataObject {
 	id: number;
@@ -16,6 +19,16 @@ export interface EventRecord extends IDataObject {
 export interface EventFilter {
 	topic?: string;
 	name?: string;
+}
+
+/** The log's filter for one catalog event: its complete topic and its name. */
+export function eventFilterOf(event: CatalogEvent, topicPrefix: string): EventFilter {
+	return { topic: fullTopic(topicPrefix, event.suffix), name: event.name };
+}
+
+/** A trigger's output item for one logged event; `more` fields stand before its value. */
+export function eventItemOf(event: EventRecord, more: IDataObject = {}): IDataObject {
+	return { event: event.name, topic: event.topic, eventId: event.id, createdAt: event.created_at, ...more, value: event.value };
 }
 
 /** The delivery logs' shared secrets are taken out of an event before anyone sees it. */

@@ -5,15 +5,15 @@ describe('delivery bodies', () => {
 		expect(parseDeliveryBody(Buffer.from('{"value":{"id":1}}'))).toEqual({ ok: true, body: { value: { id: 1 } } });
 	});
 
-	it('empty, whitespace, not JSON, not an object, too large: refused with the reason', () => {
-		expect(parseDeliveryBody(Buffer.alloc(0))).toEqual({ ok: false, reason: 'empty' });
-		expect(parseDeliveryBody(Buffer.from('  \n'))).toEqual({ ok: false, reason: 'empty' });
-		expect(parseDeliveryBody(Buffer.from('<xml/>'))).toEqual({ ok: false, reason: 'notJson' });
-		expect(parseDeliveryBody(Buffer.from('{"value":'))).toEqual({ ok: false, reason: 'notJson' });
-		expect(parseDeliveryBody(Buffer.from('[1,2]'))).toEqual({ ok: false, reason: 'notObject' });
-		expect(parseDeliveryBody(Buffer.from('null'))).toEqual({ ok: false, reason: 'notObject' });
-		expect(parseDeliveryBody(Buffer.from('"text"'))).toEqual({ ok: false, reason: 'notObject' });
-		expect(parseDeliveryBody(Buffer.from(`{"a":"${'x'.repeat(100)}"}`), 50)).toEqual({ ok: false, reason: 'tooLarge' });
+	it('empty, whitespace, not JSON, not an object, too large: refused, saying why', () => {
+		expect(parseDeliveryBody(Buffer.alloc(0))).toEqual({ ok: false, error: 'Empty body: a JSON object was expected' });
+		expect(parseDeliveryBody(Buffer.from('  \n'))).toEqual({ ok: false, error: 'Empty body: a JSON object was expected' });
+		expect(parseDeliveryBody(Buffer.from('<xml/>'))).toEqual({ ok: false, error: 'Body is not JSON' });
+		expect(parseDeliveryBody(Buffer.from('{"value":'))).toEqual({ ok: false, error: 'Body is not JSON' });
+		expect(parseDeliveryBody(Buffer.from('[1,2]'))).toEqual({ ok: false, error: 'Body is JSON but not an object' });
+		expect(parseDeliveryBody(Buffer.from('null'))).toEqual({ ok: false, error: 'Body is JSON but not an object' });
+		expect(parseDeliveryBody(Buffer.from('"text"'))).toEqual({ ok: false, error: 'Body is JSON but not an object' });
+		expect(parseDeliveryBody(Buffer.from(`{"a":"${'x'.repeat(100)}"}`), 50)).toEqual({ ok: false, error: 'Body too large' });
 	});
 
 	it('1 MiB is the default limit', () => {
@@ -21,7 +21,7 @@ describe('delivery bodies', () => {
 		expect(justUnder.length).toBe(1024 * 1024);
 		expect(parseDeliveryBody(justUnder).ok).toBe(true);
 		const over = Buffer.from(`{"a":"${'x'.repeat(1024 * 1024 - 7)}"}`);
-		expect(parseDeliveryBody(over)).toEqual({ ok: false, reason: 'tooLarge' });
+		expect(parseDeliveryBody(over)).toEqual({ ok: false, error: 'Body too large' });
 	});
 });
 

@@ -8,8 +8,7 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
-import { TAKEN_HELD_MS } from '../../nodes/ClinicTrigger/newEvents';
-import { NOTHING_NEW_ANSWER } from '../../nodes/ClinicTrigger/runNewEvents';
+import { NOTHING_NEW_ANSWER, TAKEN_HELD_MS } from '../../nodes/ClinicTrigger/newEvents';
 import { activateTrigger, deliverWebhook } from '../helpers/trigger';
 import type { DeliverWebhookOptions, DeliveryResult, HookResult } from '../helpers/trigger';
 import { signDelivery, startSimulator } from '../simulator';

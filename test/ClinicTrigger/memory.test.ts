@@ -5,7 +5,8 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
-import { ANSWER_WAIT_MS, CREDENTIAL_KEPT_MS, TRIGGERS_KEPT, credentialsKept, memoryOf } from '../../nodes/ClinicTrigger/memory';
+import { CREDENTIAL_KEPT_MS, TRIGGERS_KEPT, credentialsKept, memoryOf } from '../../nodes/ClinicTrigger/memory';
+import { ANSWER_WAIT_MS } from '../../nodes/ClinicTrigger/newEvents';
 import { activateTrigger } from '../helpers/trigger';
 import { startSimulator } from '../simulator';
 import { PATIENT_CREATED, credentialsFor, deliverSigned, logNow } from './support';

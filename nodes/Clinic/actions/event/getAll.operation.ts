@@ -83,7 +83,7 @@ export async function execute(
 	}
 	if (filters.name) query.name = String(filters.name);
 
-	const log = new EventLog(this, client);
+	const log = new EventLog(this.getNode(), client);
 	const output: INodeExecutionData[] = [];
 	let offset = 0;
 	while (output.length < limit) {
