@@ -20,10 +20,14 @@ const laneTimes = new Map(lines(join(dir, 'lane-times')).map((line) => {
 	return [lane, Number(seconds) * 1000];
 }));
 const processes = lines(join(dir, 'n8n-processes.jsonl')).map((line) => JSON.parse(line));
-const cpu = new Map(lines(join(dir, 'cpu.jsonl')).map((line) => {
+// A file may have two lines: its own, and its lane server's (test/e2e/harness/laneServer.ts).
+const cpu = new Map();
+for (const line of lines(join(dir, 'cpu.jsonl'))) {
 	const entry = JSON.parse(line);
-	return [relative(ROOT, entry.file), entry];
-}));
+	const file = relative(ROOT, entry.file);
+	const sum = cpu.get(file) ?? { jestCpuSeconds: 0, childCpuSeconds: 0 };
+	cpu.set(file, { jestCpuSeconds: sum.jestCpuSeconds + entry.jestCpuSeconds, childCpuSeconds: sum.childCpuSeconds + entry.childCpuSeconds });
+}
 const perFile = new Map();
 for (const entry of processes) {
 	const file = entry.file ? relative(ROOT, entry.file) : '(outside a test file)';

@@ -5,6 +5,8 @@
  * file starts and ends. With --runInBand, files run one after the other in this process, so
  * the difference is the file's. Writes one JSON line per file to N8N_E2E_CPU_LOG when set
  * (`npm run test:all` sets it; scripts/e2e-report.mjs reads it); Linux only, else silent.
+ * An n8n a lane's files share is reaped after the last file: the lane's teardown adds its
+ * line (test/e2e/harness/laneServer.ts), charged to the file that started it.
  */
 const { appendFileSync, readFileSync } = require('node:fs');
 
@@ -48,3 +50,4 @@ class CpuReport {
 }
 
 module.exports = CpuReport;
+module.exports.cpuSeconds = cpuSeconds;

@@ -7,7 +7,7 @@
  * go through a file, and the process is known by its pid only (`releaseProcess`):
  *   <tmpdir>/n8n-e2e-lanes/<jest's pid>/<version>.json
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -100,12 +100,32 @@ export function shareWithLane(ctx: N8nContext, server: N8nServer, startedAt: num
 	return shared;
 }
 
+/**
+ * CPU seconds of this process and the children it reaped (jest's CPU reporter,
+ * test/helpers/cpuReport.cjs), or undefined off Linux.
+ */
+const { cpuSeconds } = require('../../helpers/cpuReport.cjs') as { cpuSeconds: () => { own: number; children: number } | undefined };
+
+/**
+ * The lane server's CPU, counted once it is reaped (after the lane's last file): charged to
+ * the file that started it, in the CPU log the e2e report reads (N8N_E2E_CPU_LOG).
+ */
+function recordCpu(lane: LaneServerFile, before: ReturnType<typeof cpuSeconds>): void {
+	const after = cpuSeconds();
+	const file = process.env.N8N_E2E_CPU_LOG;
+	if (!file || !before || !after || !lane.startedBy) return;
+	const line = { file: lane.startedBy, wallSeconds: 0, jestCpuSeconds: 0, childCpuSeconds: Math.round(after.children - before.children) };
+	appendFileSync(file, `${JSON.stringify(line)}\n`);
+}
+
 /** The lane's teardown: stops every lane server of this jest process, removes their folders. */
 export async function stopLaneServers(): Promise<void> {
 	if (!existsSync(laneDir())) return;
 	for (const name of readdirSync(laneDir())) {
 		const lane = JSON.parse(readFileSync(join(laneDir(), name), 'utf8')) as LaneServerFile;
+		const before = cpuSeconds();
 		await stopPid(lane.pid, 20_000);
+		recordCpu(lane, before);
 		recordProcess(ensureN8n(lane.version).nodeBin, [ensureN8n(lane.version).n8nBin, 'start'], lane.startedAt, lane.startedBy);
 		if (existsSync(join(lane.rootDir, FAILED_MARKER)) || process.env.N8N_E2E_KEEP === '1') {
 			process.stderr.write(`n8n e2e: kept ${lane.rootDir}\n`);
