@@ -22,10 +22,12 @@ import {
 	DEFAULT_OWNER,
 	N8N_VERSIONS,
 	REPO_ROOT,
-	importCredentials,
+	importedCredentialId,
 	nodesFolder,
 	packRepository,
 	repositoryPackage,
+	restImportCredentials,
+	restImportWorkflows,
 	startLocalRegistry,
 	startN8n,
 	useN8nContext,
@@ -170,13 +172,6 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			// n8n's update check (npm outdated) ignores that variable: it reads the nodes folder's .npmrc.
 			mkdirSync(nodesFolder(ctx.userFolder), { recursive: true });
 			writeFileSync(join(nodesFolder(ctx.userFolder), '.npmrc'), `registry=${registry.url}\n`, 'utf8');
-			// With the CLI: n8n's REST API refuses a credential type it does not know, and the
-			// package's comes with the install the first test makes through the editor.
-			// The wrong-password credential first: n8n gives a new node the most recently saved one.
-			await importCredentials(ctx, [
-				{ ...WRONG_PASSWORD, type: 'clinicApi', data: { ...simulatorCredentials(sim)[0].data, password: 'not-the-password' } },
-			]);
-			await importCredentials(ctx, simulatorCredentials(sim));
 			server = n8n.track(await startN8n(ctx));
 			await server.setE2eFeature(CUSTOM_REGISTRY_FEATURE);
 			browser = await launchChromium(server.baseUrl);
@@ -308,6 +303,12 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 			await settled(card);
 			documented.installed = await shoot('community-nodes-installed', 'page');
 			expect((await installedPackages()).map((installed) => installed.packageName)).toEqual([PACKAGE]);
+			// The credentials, now that n8n knows their type (its REST API refuses one it does not).
+			// The wrong-password one first: n8n gives a new node the most recently saved one.
+			await restImportCredentials(server, [
+				{ ...WRONG_PASSWORD, type: 'clinicApi', data: { ...simulatorCredentials(sim)[0].data, password: 'not-the-password' } },
+				...simulatorCredentials(sim),
+			]);
 
 			await video.caption('1/5  Installed: n8n-nodes-clinic is listed under Community Nodes');
 			await page.waitForTimeout(1500);
@@ -490,7 +491,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		n8n.run(async () => {
 			await ensureSignedIn();
 			const { name, nodes, connections, settings } = loadExample(FLAGSHIP, sim);
-			const { id } = await server.api<{ id: string }>('POST', '/workflows', { name, nodes, connections, settings });
+			const [id] = await restImportWorkflows(server, [{ name, nodes, connections, settings }]);
 			await page.goto(`/workflow/${id}`);
 			await page.getByTestId('canvas-node').first().waitFor();
 			documented.flagship = await shoot('flagship-canvas', 'page');
@@ -520,13 +521,13 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		n8n.run(async () => {
 			await ensureSignedIn();
 			const { name, nodes, connections, settings } = loadExample(FLAGSHIP, sim);
-			const { id } = await server.api<{ id: string }>('POST', '/workflows', { name, nodes, connections, settings });
+			const [id] = await restImportWorkflows(server, [{ name, nodes, connections, settings }]);
 			const credential = simulatorCredentials(sim)[0];
 			await video.record();
 			try {
 				// The credential's connection test, as a user sees it in its dialog.
 				await video.caption('2/5  The Clinic API credential: n8n tests the connection (Retry tests it again)');
-				const tested = await testCredentialInDialog(page, credential.id!);
+				const tested = await testCredentialInDialog(page, importedCredentialId(n8n.ctx, credential.id!));
 				expect(tested.status).toBe('OK');
 				expect(tested.banner).toContain('Connection tested successfully');
 				await video.caption('2/5  Connection tested successfully: the clinic service accepted the sign-in');
@@ -629,7 +630,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 				connections: { Start: { main: [[{ node: 'Get Many Subscriptions', type: 'main', index: 0 }]] } },
 				settings: {},
 			};
-			const { id } = await server.api<{ id: string }>('POST', '/workflows', workflow);
+			const [id] = await restImportWorkflows(server, [workflow]);
 			await ensureSignedIn();
 			await page.goto(`/workflow/${id}`);
 			await openNode('Get Many Subscriptions');
