@@ -13,7 +13,7 @@ import { join } from 'node:path';
 
 import { ensureN8n } from './install';
 import { N8nContext, createN8nContext, type N8nContextOptions } from './context';
-import { recordProcess, releaseProcess, stopPid } from './processes';
+import { currentTestPath, pidAlive, recordProcess, releaseProcess, stopPid } from './processes';
 import { N8nServer } from './server';
 
 interface LaneServerFile {
@@ -34,20 +34,11 @@ const FAILED_MARKER = '.failed';
 const laneDir = () => join(tmpdir(), 'n8n-e2e-lanes', String(process.pid));
 const laneFile = (version: string) => join(laneDir(), `${version}.json`);
 
-function isAlive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch {
-		return false;
-	}
-}
-
 function readLaneServer(version: string): LaneServerFile | undefined {
 	const file = laneFile(version);
 	if (!existsSync(file)) return undefined;
 	const lane = JSON.parse(readFileSync(file, 'utf8')) as LaneServerFile;
-	if (isAlive(lane.pid)) return lane;
+	if (pidAlive(lane.pid)) return lane;
 	rmSync(file, { force: true });
 	return undefined;
 }
@@ -90,7 +81,7 @@ export function shareWithLane(ctx: N8nContext, server: N8nServer, startedAt: num
 		logFile: server.logFile,
 		auth: ctx.auth,
 		startedAt,
-		startedBy: (globalThis as { expect?: { getState?: () => { testPath?: string } } }).expect?.getState?.().testPath,
+		startedBy: currentTestPath(),
 	};
 	mkdirSync(laneDir(), { recursive: true });
 	writeFileSync(laneFile(ctx.version), JSON.stringify(lane), 'utf8');
@@ -126,7 +117,8 @@ export async function stopLaneServers(): Promise<void> {
 		const before = cpuSeconds();
 		await stopPid(lane.pid, 20_000);
 		recordCpu(lane, before);
-		recordProcess(ensureN8n(lane.version).nodeBin, [ensureN8n(lane.version).n8nBin, 'start'], lane.startedAt, lane.startedBy);
+		const { nodeBin, n8nBin } = ensureN8n(lane.version);
+		recordProcess(nodeBin, [n8nBin, 'start'], lane.startedAt, lane.startedBy);
 		if (existsSync(join(lane.rootDir, FAILED_MARKER)) || process.env.N8N_E2E_KEEP === '1') {
 			process.stderr.write(`n8n e2e: kept ${lane.rootDir}\n`);
 		} else {

@@ -136,7 +136,8 @@ export function recordProcess(command: string, args: string[], startedAt: number
 	}
 }
 
-function currentTestPath(): string | undefined {
+/** The test file jest is running now, if any. */
+export function currentTestPath(): string | undefined {
 	return (globalThis as { expect?: { getState?: () => { testPath?: string } } }).expect?.getState?.().testPath;
 }
 
@@ -152,7 +153,8 @@ export function releaseProcess(child: ChildProcess): void {
 	if (live.size === 0) uninstallHandlers();
 }
 
-function pidAlive(pid: number): boolean {
+/** Whether a process of this pid runs (signal 0 checks without sending anything). */
+export function pidAlive(pid: number): boolean {
 	try {
 		process.kill(pid, 0);
 		return true;
