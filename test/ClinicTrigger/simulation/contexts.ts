@@ -152,6 +152,13 @@ export class SimResponse extends EventEmitter {
 		this.emit('close');
 	}
 
+	/** Its process was killed: no answer ever goes out, and nothing of that process waits on it any more. */
+	die(): void {
+		this.statusCode = 0;
+		this.writableFinished = true;
+		this.closed = true;
+	}
+
 	end(body?: unknown): this {
 		if (this.writableFinished) return this;
 		this.body = body;

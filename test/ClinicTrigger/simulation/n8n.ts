@@ -54,6 +54,8 @@ export class N8nProcess implements ProcessHandle {
 	life = 0;
 	up = true;
 	readonly logger = { warnings: [] as string[] };
+	/** Responses this life of the process still holds open. */
+	readonly open = new Set<SimResponse>();
 	readonly nodes: { trigger: INodeType; poller: INodeType };
 
 	constructor(
@@ -72,6 +74,9 @@ export class N8nProcess implements ProcessHandle {
 	kill(): void {
 		this.up = false;
 		this.life++;
+		// The process's code stops: what still waits on a response of it (the trigger's re-mark) ends with it.
+		for (const response of this.open) response.die();
+		this.open.clear();
 		this.pkg.forgetProcessMemory();
 	}
 
@@ -173,6 +178,8 @@ export class N8nModel {
 		const loaded = this.load();
 		const { staticData, changed } = loaded;
 		const response = new SimResponse();
+		process.open.add(response);
+		response.once('finish', () => process.open.delete(response));
 		// The service stops waiting and closes the connection: Node's response emits 'close' without 'finish'.
 		setTimeout(() => response.hangUp(), hangUpAfterMs);
 		const query = Object.fromEntries(new URL(url).searchParams);

@@ -154,9 +154,11 @@ export async function runWorld(seed: number, setup: WorldSetup, copies: PackageC
 	return { ...verdict, violations: [...violations, ...verdict.violations], warnings: processes.flatMap((p) => p.logger.warnings) };
 }
 
+/** Activation before the script starts, in virtual time as long as it takes (a slow log, tries again). */
 async function activate(n8n: N8nModel): Promise<void> {
-	const activation = n8n.activate();
-	await jest.advanceTimersByTimeAsync(5_000);
+	let done = false;
+	const activation = n8n.activate().finally(() => (done = true));
+	while (!done) await jest.advanceTimersByTimeAsync(1_000);
 	await activation;
 }
 
