@@ -64,13 +64,21 @@ export async function triggerFilters(keys: string[], stored: Map<string, StoredS
 
 /**
  * The trigger's cursor from now: where activation starts it. `updatedFrom` (the trigger's
- * address), for a trigger activated by a version without cursors: the events the service's
- * delivery log shows answered 2xx there ran; the others after the oldest of those run now.
+ * address), for a trigger activated by a version without cursors: the service's delivery log
+ * is the evidence. Events answered 2xx there ran; so did those never delivered there that are
+ * older than the first one that was (logged before the subscription); the others run now.
+ * Static data without a cursor is the same case (a first delivery before any activation).
  */
 export async function startingCursor(log: EventLog, filters: EventFilter[], updatedFrom?: string): Promise<Cursor> {
-	const ranAt = (address: string) => (event: EventRecord) =>
-		(event.logs ?? []).some((entry) => pathOf(String(entry.target_url ?? '')) === pathOf(address) && Number(entry.response_code) >= 200 && Number(entry.response_code) < 300);
-	return await cursorFromNow(log, filters, START, updatedFrom === undefined ? undefined : ranAt(updatedFrom));
+	if (updatedFrom === undefined) return await cursorFromNow(log, filters, START);
+	const triesHere = (event: EventRecord) => (event.logs ?? []).filter((entry) => pathOf(String(entry.target_url ?? '')) === pathOf(updatedFrom));
+	const ranHere = (event: EventRecord) => triesHere(event).some((entry) => Number(entry.response_code) >= 200 && Number(entry.response_code) < 300);
+	return await cursorFromNow(log, filters, START, (newest) => {
+		// Nothing delivered there yet: the newest event is what this first delivery brings.
+		const delivered = newest.filter((event) => triesHere(event).length > 0);
+		const firstDelivered = delivered.length > 0 ? Math.min(...delivered.map((event) => event.id)) : Math.max(...newest.map((event) => event.id));
+		return newest.filter((event) => ranHere(event) || (triesHere(event).length === 0 && event.id < firstDelivered)).map((event) => event.id);
+	});
 }
 
 /** The delivery's items; undefined once answered here: nothing new (200), or the log not read in time (503, nothing runs). */
@@ -127,8 +135,8 @@ async function cursorToReadFrom(run: DeliveryRun, log: EventLog, filters: EventF
 
 /** Waits for a run under way in this process to be answered by n8n; throws once `answerBy` passed. */
 async function answered(running: Promise<void>, answerBy: number): Promise<void> {
-	const left = answerBy - Date.now();
-	if (left <= 0) throw new Error('an earlier run of this trigger was not answered in time');
 	let timer: ReturnType<typeof setTimeout> | undefined;
-	await Promise.race([running, new Promise((resolve) => (timer = setTimeout(resolve, left)))]).finally(() => clearTimeout(timer));
+	const late = new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), Math.max(0, answerBy - Date.now()))));
+	const timedOut = await Promise.race([running, late]).finally(() => clearTimeout(timer));
+	if (timedOut === true) throw new Error('an earlier run of this trigger was not answered in time');
 }

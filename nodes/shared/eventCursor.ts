@@ -60,16 +60,20 @@ export function isHandled(cursor: Cursor, id: number): boolean {
 	return id <= cursor.floor || cursor.seen.some(([seen]) => seen === id);
 }
 
-/** Moves the floor past seen ids that join it and past gaps that stayed open LATE_COMMIT_MS. */
-export function settle(floor: number, seen: Seen[], now = Date.now()): Pick<Cursor, 'floor' | 'seen'> {
+/**
+ * Moves the floor past seen ids that join it, and, with `read` (a read at `now` that read every id up
+ * to `upTo`), past gaps that read found still open LATE_COMMIT_MS after an id above them was first seen.
+ */
+export function settle(floor: number, seen: Seen[], read?: { now: number; upTo: number }): Pick<Cursor, 'floor' | 'seen'> {
 	const firstAt = new Map<number, number>();
 	for (const [id, at] of seen) if (id > floor) firstAt.set(id, Math.min(at, firstAt.get(id) ?? at));
 	const sorted = [...firstAt].sort((a, b) => a[0] - b[0]);
 	// For each seen id, when a read first saw it or any id above it: the gap below it is open since then.
 	const openSince = sorted.map(([, at]) => at);
 	for (let i = sorted.length - 2; i >= 0; i--) openSince[i] = Math.min(openSince[i], openSince[i + 1]);
+	const givenUp = (next: number) => !!read && sorted[next][0] - 1 <= read.upTo && openSince[next] <= read.now - LATE_COMMIT_MS;
 	let next = 0;
-	while (next < sorted.length && (sorted[next][0] === floor + 1 || openSince[next] <= now - LATE_COMMIT_MS)) floor = sorted[next++][0];
+	while (next < sorted.length && (sorted[next][0] === floor + 1 || givenUp(next))) floor = sorted[next++][0];
 	return { floor, seen: sorted.slice(next) };
 }
 
@@ -80,11 +84,10 @@ export function mergeCursors(one: Cursor, other: Cursor): Cursor {
 }
 
 /**
- * A cursor after the newest matching events present now ("from now"). With `ran`, the
- * events it says false of, from the oldest it says true of on, are left to be read: they
- * count as present but not run (gaps below them stay open until a read sees past them).
+ * A cursor after the newest matching events present now ("from now"). With `ran` (given the
+ * newest events, the ids of those that ran), the others are left to be read.
  */
-export async function cursorFromNow(log: EventLog, filters: EventFilter[], start: string, ran?: (event: EventRecord) => boolean): Promise<Cursor> {
+export async function cursorFromNow(log: EventLog, filters: EventFilter[], start: string, ran?: (newest: EventRecord[]) => number[]): Promise<Cursor> {
 	const newest: EventRecord[] = [];
 	const offsets: Record<string, number> = {};
 	await Promise.all(
@@ -96,10 +99,12 @@ export async function cursorFromNow(log: EventLog, filters: EventFilter[], start
 		}),
 	);
 	const highest = newest.reduce((max, event) => Math.max(max, event.id), 0);
-	const ranIds = ran ? newest.filter(ran).map((event) => event.id) : [];
-	if (ranIds.length === 0) return { floor: highest, seen: [], start, offsets };
-	const floor = Math.min(...ranIds) - 1;
-	return { floor, seen: ranIds.map((id): Seen => [id, Number.MAX_SAFE_INTEGER]), start, offsets: {} };
+	const ranIds = new Set(ran ? ran(newest) : newest.map((event) => event.id));
+	const left = newest.filter((event) => !ranIds.has(event.id));
+	if (left.length === 0) return { floor: highest, seen: [], start, offsets };
+	const floor = Math.min(...left.map((event) => event.id)) - 1;
+	// Seen at no time yet: a gap below them stays open until a read sees past them.
+	return { floor, seen: [...ranIds].filter((id) => id > floor).map((id): Seen => [id, Number.MAX_SAFE_INTEGER]), start, offsets: {} };
 }
 
 /** A cursor that emits events from this id on. */
@@ -216,13 +221,13 @@ export async function poll(log: EventLog, filters: EventFilter[], cursor: Cursor
 		.filter((event) => event.id <= readUpTo)
 		.sort((a, b) => a.id - b.id)
 		.slice(0, max);
-	return { events, cursor: advance(cursor, events, scans), complete: !timedOut };
+	return { events, cursor: advance(cursor, events, scans, readUpTo), complete: !timedOut };
 }
 
-/** The cursor once `events` ran: their ids seen now, the floor settled, and where each oldest-first log's next read starts. */
-function advance(cursor: Cursor, events: EventRecord[], scans: Scan[]): Cursor {
+/** The cursor once `events` ran: their ids seen now, the floor settled by this read (every id up to `readUpTo`), and where each oldest-first log's next read starts. */
+function advance(cursor: Cursor, events: EventRecord[], scans: Scan[], readUpTo: number): Cursor {
 	const now = Date.now();
-	const { floor, seen } = settle(cursor.floor, [...cursor.seen, ...events.map((event): Seen => [event.id, now])], now);
+	const { floor, seen } = settle(cursor.floor, [...cursor.seen, ...events.map((event): Seen => [event.id, now])], { now, upTo: readUpTo });
 	const offsets = { ...cursor.offsets };
 	for (const scan of scans) {
 		if (scan.order !== 'oldest-first') continue;

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
-import { CREDENTIAL_KEPT_MS } from '../../nodes/ClinicTrigger/memory';
+import { ANSWER_WITHIN_MS } from '../../nodes/ClinicTrigger/newEvents';
 import { activateTrigger } from '../helpers/trigger';
 import { startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
@@ -70,7 +70,7 @@ describe('a new signing key in the credential', () => {
 		expect(runItems().map((json) => json.eventId)).toEqual([missed.id, next.id]);
 	});
 
-	it(`a key replaced between deliveries: the old key verifies for at most ${CREDENTIAL_KEPT_MS / 1000} s (the credential kept in memory), then the trigger resubscribes`, async () => {
+	it(`a key replaced between deliveries: the old key verifies for at most ${ANSWER_WITHIN_MS / 1000} s (the credential kept in memory), then the trigger resubscribes`, async () => {
 		await activate([PATIENT_UPDATED]);
 		const first = await sim.emit('patient', 'patient-updated', { id: 1 });
 		newSigningKey();
@@ -80,7 +80,7 @@ describe('a new signing key in the credential', () => {
 
 		// Past the bound the credential is read again: the old key no longer verifies.
 		const now = Date.now();
-		const clock = jest.spyOn(Date, 'now').mockImplementation(() => now + CREDENTIAL_KEPT_MS + 1);
+		const clock = jest.spyOn(Date, 'now').mockImplementation(() => now + ANSWER_WITHIN_MS + 1);
 		try {
 			const after = await sim.emit('patient', 'patient-updated', { id: 3 });
 			expect(runItems().slice(2).map((json) => json.eventId)).toEqual([after.id]);
