@@ -10,7 +10,7 @@ import type { IDataObject, INodeExecutionData, IWebhookFunctions, Logger } from 
 
 import { findEvent } from '../shared/catalog';
 import { cursorFromNow, isCursor, isHandled, mergeCursors, poll, settle } from '../shared/eventCursor';
-import type { Cursor } from '../shared/eventCursor';
+import type { Cursor, PollOutcome } from '../shared/eventCursor';
 import { EventLog } from '../shared/eventLog';
 import { eventFilterOf, eventItemOf } from '../shared/eventRecord';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
@@ -29,11 +29,16 @@ export const NOTHING_NEW_ANSWER = { received: true, duplicate: true };
 /** The Start From setting of the trigger's cursor (the Event Log Trigger's "now"). */
 const START = 'now';
 
-/** A trigger's record in this process's memory (memory.ts): the newest cursor n8n confirmed, and the run it has not answered yet. */
+/**
+ * A trigger's record in this process's memory (memory.ts): the newest cursor n8n confirmed, the run it has not
+ * answered yet, and what a read that went on after its delivery was answered found (`readAhead`, from `base`).
+ */
 export interface LogReads {
 	confirmed?: Cursor;
 	running?: Promise<void>;
 	reportedBehind?: boolean;
+	readingAhead?: boolean;
+	readAhead?: { base: Cursor; outcome: PollOutcome };
 }
 
 /** What a delivery read from n8n that its run needs: `client` is the delivery's own (short timeouts), `arrived` when webhook() was called. */
@@ -91,7 +96,16 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	try {
 		const filters = await triggerFilters(run.keys, run.stored, run.client);
 		const saved = await cursorToReadFrom(run, log, filters);
-		const read = await poll(log, filters, saved, MAX_EVENTS_PER_RUN, { until: answerBy });
+		// A read that cannot finish in time goes on (one at a time): the next delivery runs what it found.
+		let readOver = false;
+		const readOn = (outcome?: PollOutcome) => {
+			readOver = true;
+			memory.readingAhead = false;
+			if (outcome) memory.readAhead = { base: saved, outcome };
+		};
+		const readsOn = !memory.readingAhead;
+		const read = takeReadAhead(memory, saved) ?? (await poll(log, filters, saved, MAX_EVENTS_PER_RUN, { until: answerBy, readOn: readsOn ? readOn : undefined }));
+		if (readsOn && !read.complete && !readOver) memory.readingAhead = true;
 		// Decided in the same synchronous step as the wait ends: nothing another delivery of this process ran runs again.
 		while (memory.running) await answered(memory.running, answerBy);
 		cursor = memory.confirmed ? mergeCursors(read.cursor, memory.confirmed) : read.cursor;
@@ -131,6 +145,18 @@ async function cursorToReadFrom(run: DeliveryRun, log: EventLog, filters: EventF
 		);
 	}
 	return merged;
+}
+
+/**
+ * What an earlier read that went on found, for a delivery from `saved`: its events `saved` does not count as
+ * handled (every one up to where it read, as long as `saved` handles all its base did). Taken once.
+ */
+function takeReadAhead(memory: LogReads, saved: Cursor): PollOutcome | undefined {
+	const ahead = memory.readAhead;
+	memory.readAhead = undefined;
+	if (!ahead || ahead.base.floor > saved.floor || ahead.base.seen.some(([id]) => !isHandled(saved, id))) return undefined;
+	const events = ahead.outcome.events.filter((event) => !isHandled(saved, event.id));
+	return events.length > 0 ? { events, cursor: mergeCursors(ahead.outcome.cursor, saved), complete: true } : undefined;
 }
 
 /** Waits for a run under way in this process to be answered by n8n; throws once `answerBy` passed. */

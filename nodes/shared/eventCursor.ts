@@ -198,30 +198,48 @@ export interface PollOutcome {
 /**
  * One read: the new events of every filter (read side by side), lowest ids first, at most
  * `max`, and the cursor that follows them. Events beyond `max` stay for the next read.
- * With `until` (a time), the read stops then and answers what it found so far, up to the id
+ * With `until` (a time), the answer comes then with what was found so far, up to the id
  * below which every filter was read (oldest-first logs; a newest-first log unread to its
- * floor gives nothing).
+ * floor gives nothing); with `readOn`, the read goes on and hands it the whole outcome (none if it failed).
  */
-export async function poll(log: EventLog, filters: EventFilter[], cursor: Cursor, max: number, options: { pageSize?: number; until?: number } = {}): Promise<PollOutcome> {
-	const { pageSize = DEFAULT_PAGE_SIZE, until } = options;
+export async function poll(
+	log: EventLog,
+	filters: EventFilter[],
+	cursor: Cursor,
+	max: number,
+	options: { pageSize?: number; until?: number; readOn?: (outcome?: PollOutcome) => void } = {},
+): Promise<PollOutcome> {
+	const { pageSize = DEFAULT_PAGE_SIZE, until, readOn } = options;
 	const scans: Scan[] = filters.map((filter) => ({ filter, found: new Map(), positions: new Map(), end: cursor.offsets[filterKey(filter)] ?? 0, reached: cursor.floor, done: false }));
-	let timedOut = false;
-	const reads = Promise.all(scans.map(async (scan) => await readScan(log, scan, cursor, max, pageSize, () => timedOut)));
+	let stopped = false;
+	const reads = Promise.all(scans.map(async (scan) => await readScan(log, scan, cursor, max, pageSize, () => stopped)));
 	if (until === undefined) await reads;
 	else {
 		let timer: ReturnType<typeof setTimeout> | undefined;
 		const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, until - Date.now()))));
 		await Promise.race([reads, deadline]).finally(() => clearTimeout(timer));
-		timedOut = scans.some((scan) => !scan.done);
-		// A read that failed before the deadline fails the poll; one still under way is left to end unheard.
-		if (timedOut) reads.catch(() => undefined);
 	}
+	const complete = scans.every((scan) => scan.done);
+	if (!complete) {
+		stopped = !readOn;
+		// A read that failed before the deadline fails the poll; one still under way ends unheard, or read on.
+		reads.then(
+			() => readOn?.(outcomeOf(cursor, scans, max)),
+			() => readOn?.(),
+		);
+	}
+	return outcomeOf(cursor, scans, max);
+}
+
+/** What the scans found so far: the lowest new events up to where every filter was read, and the cursor after them. */
+function outcomeOf(cursor: Cursor, scans: Scan[], max: number): PollOutcome {
+	const complete = scans.every((scan) => scan.done);
 	const readUpTo = Math.min(...scans.map((scan) => (scan.done ? Infinity : scan.order === 'oldest-first' ? scan.reached : cursor.floor)));
 	const events = [...new Map(scans.flatMap((scan) => [...scan.found])).values()]
 		.filter((event) => event.id <= readUpTo)
 		.sort((a, b) => a.id - b.id)
 		.slice(0, max);
-	return { events, cursor: advance(cursor, events, scans, readUpTo), complete: !timedOut };
+	return { events, cursor: advance(cursor, events, scans, readUpTo), complete };
 }
 
 /** The cursor once `events` ran: their ids seen now, the floor settled by this read (every id up to `readUpTo`), and where each oldest-first log's next read starts. */

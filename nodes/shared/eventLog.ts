@@ -18,7 +18,7 @@ export const MAX_PAGES_PER_READER = 5000;
 /** A reader of the event log: one per execution or poll. */
 export class EventLog {
 	private pagesRead = 0;
-	private lastPage?: { key: string; offset: number; ids: string };
+	private lastPage?: { key: string; offset: number; ids: string; repeats: number };
 	/** The longest page the service has given this reader (or for the log, at the last look). */
 	private longestPage = 0;
 
@@ -62,13 +62,15 @@ export class EventLog {
 
 	/**
 	 * Stops a read that cannot end: a service that ignores `offset` answers the same page
-	 * wherever a reader asks, and a log read page by page has a bound.
+	 * wherever a reader asks (three times in a row: once is what a live log shifting by as
+	 * many events as a small page moves on gives), and a log read page by page has a bound.
 	 */
 	private checkProgress(key: string, offset: number, events: EventRecord[], itemIndex: number): void {
 		const ids = events.map((event) => event.id).join(',');
 		const last = this.lastPage;
-		this.lastPage = { key, offset, ids };
-		if (events.length > 0 && last && last.key === key && last.offset !== offset && last.ids === ids) {
+		const same = events.length > 0 && !!last && last.key === key && last.offset !== offset && last.ids === ids;
+		this.lastPage = { key, offset, ids, repeats: same ? (last?.repeats ?? 0) + 1 : 0 };
+		if (this.lastPage.repeats >= 2) {
 			throw new NodeOperationError(this.node, 'The event service answered the same page twice: it ignored the offset', {
 				itemIndex,
 				description: 'Stopped instead of reading the same events again. Turn off Return All and use Limit, or set Page Size large enough for all events.',
