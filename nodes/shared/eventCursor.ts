@@ -138,6 +138,17 @@ interface Scan {
 	done: boolean;
 }
 
+/** One page, asked up to three times: a long read does not fail for one failed request. */
+async function pageOf(log: EventLog, filter: EventFilter, offset: number, pageSize: number) {
+	for (let tries = 1; ; tries++) {
+		try {
+			return await log.page(filter, offset, pageSize);
+		} catch (error) {
+			if (tries >= 3) throw error;
+		}
+	}
+}
+
 /** Reads one filter's part of the log into `scan`, at most about `max` new events; stops between pages once `stopped()`. */
 async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, pageSize: number, stopped: () => boolean): Promise<void> {
 	const fromDate = cursor.fromDate ? Date.parse(cursor.fromDate) : undefined;
@@ -146,7 +157,7 @@ async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, 
 	let offset = cursor.offsets[filterKey(scan.filter)] ?? 0;
 	let previousLast: number | undefined;
 	while (!stopped()) {
-		const { events, last: endsHere } = await log.page(scan.filter, offset, pageSize);
+		const { events, last: endsHere } = await pageOf(log, scan.filter, offset, pageSize);
 		if (stopped()) return;
 		scan.order ??= orderOf(events);
 		if (events.length === 0) {
@@ -175,8 +186,8 @@ async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, 
 		if (scan.found.size >= 2 * max) for (const id of [...scan.found.keys()].sort((a, b) => a - b).slice(max)) scan.found.delete(id);
 		const last = events[events.length - 1];
 		scan.end = offset + events.length;
-		// Nothing past the event the page overlaps with: nothing more to read.
-		if (last.id === previousLast || endsHere) break;
+		// Nothing past the event the page overlaps with: nothing more to read. (A longer page that ends with it was pushed down by new events.)
+		if ((events.length === 1 && last.id === previousLast) || endsHere) break;
 		if (scan.order === 'newest-first' && (last.id <= cursor.floor || createdBefore(last, fromDate))) break;
 		if (scan.order === 'oldest-first' && scan.found.size >= max) break;
 		previousLast = last.id;
@@ -200,7 +211,8 @@ export interface PollOutcome {
  * `max`, and the cursor that follows them. Events beyond `max` stay for the next read.
  * With `until` (a time), the answer comes then with what was found so far, up to the id
  * below which every filter was read (oldest-first logs; a newest-first log unread to its
- * floor gives nothing); with `readOn`, the read goes on and hands it the whole outcome (none if it failed).
+ * floor gives nothing); with `readOn`, the read goes on and hands it the whole outcome, up to twice
+ * `max` events (none if it failed): a delivery that runs them saves a second long read.
  */
 export async function poll(
 	log: EventLog,
@@ -224,7 +236,7 @@ export async function poll(
 		stopped = !readOn;
 		// A read that failed before the deadline fails the poll; one still under way ends unheard, or read on.
 		reads.then(
-			() => readOn?.(outcomeOf(cursor, scans, max)),
+			() => readOn?.(outcomeOf(cursor, scans, 2 * max)),
 			() => readOn?.(),
 		);
 	}

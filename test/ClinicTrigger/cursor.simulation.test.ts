@@ -34,9 +34,7 @@ describe.each([1, 2] as Version[])('the Clinic Trigger in n8n %s.x, simulated', 
 		const failures: string[] = [];
 		for (const seed of seeds) {
 			const { setup, script, summary } = randomWorld(seed, version);
-			const t0 = process.cpuUsage().user;
 			const verdict = await runWorld(seed, setup, copies, script);
-			if (process.env.SIM_VERBOSE) process.stderr.write(`${seed} ${Math.round((process.cpuUsage().user - t0) / 1000)} ms\n`);
 			if (verdict.violations.length > 0) failures.push(`SIM_SEED=${seed} (${summary}): ${verdict.violations.slice(0, 3).join('; ')}`);
 			if (failures.length >= 5) break;
 		}
