@@ -6,6 +6,7 @@
  * way in this process to be answered, so a read never goes past a run n8n has not stored,
  * and a refused run's events run with the next delivery (the service's retry).
  */
+import { sleep } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, Logger } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
@@ -161,8 +162,9 @@ function takeReadAhead(memory: LogReads, saved: Cursor): PollOutcome | undefined
 
 /** Waits for a run under way in this process to be answered by n8n; throws once `answerBy` passed. */
 async function answered(running: Promise<void>, answerBy: number): Promise<void> {
-	let timer: ReturnType<typeof setTimeout> | undefined;
-	const late = new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), Math.max(0, answerBy - Date.now()))));
-	const timedOut = await Promise.race([running, late]).finally(() => clearTimeout(timer));
+	// n8n 1.x's sleep takes no signal: its timer runs out and does nothing.
+	const over = new AbortController();
+	const late = sleep(Math.max(0, answerBy - Date.now()), over.signal).then(() => true as const, () => undefined);
+	const timedOut = await Promise.race([running, late]).finally(() => over.abort());
 	if (timedOut === true) throw new Error('an earlier run of this trigger was not answered in time');
 }

@@ -14,6 +14,8 @@
  * read again from further back. Ids seen in this read are skipped, so a shifted page
  * repeats nothing.
  */
+import { sleep } from 'n8n-workflow';
+
 import type { EventLog } from './eventLog';
 import type { EventFilter, EventRecord, ListOrder } from './eventRecord';
 import { DEFAULT_PAGE_SIZE } from './eventLog';
@@ -140,13 +142,8 @@ interface Scan {
 
 /** One page, asked up to three times: a long read does not fail for one failed request. */
 async function pageOf(log: EventLog, filter: EventFilter, offset: number, pageSize: number) {
-	for (let tries = 1; ; tries++) {
-		try {
-			return await log.page(filter, offset, pageSize);
-		} catch (error) {
-			if (tries >= 3) throw error;
-		}
-	}
+	const ask = async () => await log.page(filter, offset, pageSize);
+	return await ask().catch(ask).catch(ask);
 }
 
 /** Reads one filter's part of the log into `scan`, at most about `max` new events; stops between pages once `stopped()`. */
@@ -227,9 +224,9 @@ export async function poll(
 	const reads = Promise.all(scans.map(async (scan) => await readScan(log, scan, cursor, max, pageSize, () => stopped)));
 	if (until === undefined) await reads;
 	else {
-		let timer: ReturnType<typeof setTimeout> | undefined;
-		const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, until - Date.now()))));
-		await Promise.race([reads, deadline]).finally(() => clearTimeout(timer));
+		// n8n 1.x's sleep takes no signal: its timer runs out and does nothing.
+		const over = new AbortController();
+		await Promise.race([reads, sleep(Math.max(0, until - Date.now()), over.signal).catch(() => undefined)]).finally(() => over.abort());
 	}
 	const complete = scans.every((scan) => scan.done);
 	if (!complete) {

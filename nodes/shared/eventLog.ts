@@ -71,7 +71,7 @@ export class EventLog {
 		const same = events.length > 0 && !!last && last.key === key && last.offset !== offset && last.ids === ids;
 		this.lastPage = { key, offset, ids, repeats: same ? (last?.repeats ?? 0) + 1 : 0 };
 		if (this.lastPage.repeats >= 2) {
-			throw new NodeOperationError(this.node, 'The event service answered the same page twice: it ignored the offset', {
+			throw new NodeOperationError(this.node, 'The event service answered the same page three times: it ignored the offset', {
 				itemIndex,
 				description: 'Stopped instead of reading the same events again. Turn off Return All and use Limit, or set Page Size large enough for all events.',
 			});
