@@ -99,14 +99,18 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 		const saved = await cursorToReadFrom(run, log, filters);
 		// A read that cannot finish in time goes on (one at a time): the next delivery runs what it found.
 		let readOver = false;
+		// What such a read found runs first; this delivery reads on from after it (its own event may be newer).
+		const ahead = takeReadAhead(memory, saved);
+		const from = ahead?.cursor ?? saved;
 		const readOn = (outcome?: PollOutcome) => {
 			readOver = true;
 			memory.readingAhead = false;
-			if (outcome) memory.readAhead = { base: saved, outcome };
+			if (outcome) memory.readAhead = { base: from, outcome };
 		};
 		const readsOn = !memory.readingAhead;
-		const read = takeReadAhead(memory, saved) ?? (await poll(log, filters, saved, MAX_EVENTS_PER_RUN, { until: answerBy, readOn: readsOn ? readOn : undefined }));
-		if (readsOn && !read.complete && !readOver) memory.readingAhead = true;
+		const fresh = await poll(log, filters, from, MAX_EVENTS_PER_RUN, { until: answerBy, readOn: readsOn ? readOn : undefined });
+		if (readsOn && !fresh.complete && !readOver) memory.readingAhead = true;
+		const read = ahead ? { ...fresh, events: [...ahead.events, ...fresh.events] } : fresh;
 		// Decided in the same synchronous step as the wait ends: nothing another delivery of this process ran runs again.
 		while (memory.running) await answered(memory.running, answerBy);
 		cursor = memory.confirmed ? mergeCursors(read.cursor, memory.confirmed) : read.cursor;

@@ -208,8 +208,7 @@ export interface PollOutcome {
  * `max`, and the cursor that follows them. Events beyond `max` stay for the next read.
  * With `until` (a time), the answer comes then with what was found so far, up to the id
  * below which every filter was read (oldest-first logs; a newest-first log unread to its
- * floor gives nothing); with `readOn`, the read goes on and hands it the whole outcome, up to twice
- * `max` events (none if it failed): a delivery that runs them saves a second long read.
+ * floor gives nothing); with `readOn`, the read goes on and hands it the whole outcome (none if it failed).
  */
 export async function poll(
 	log: EventLog,
@@ -233,7 +232,7 @@ export async function poll(
 		stopped = !readOn;
 		// A read that failed before the deadline fails the poll; one still under way ends unheard, or read on.
 		reads.then(
-			() => readOn?.(outcomeOf(cursor, scans, 2 * max)),
+			() => readOn?.(outcomeOf(cursor, scans, max)),
 			() => readOn?.(),
 		);
 	}
