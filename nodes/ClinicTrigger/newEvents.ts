@@ -108,7 +108,7 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 			if (outcome) memory.readAhead = { base: from, outcome };
 		};
 		const readsOn = !memory.readingAhead;
-		const fresh = await poll(log, filters, from, MAX_EVENTS_PER_RUN, { until: answerBy, readOn: readsOn ? readOn : undefined });
+		const fresh = await poll(log, filters, from, MAX_EVENTS_PER_RUN, { until: answerBy, pageTries: 3, readOn: readsOn ? readOn : undefined });
 		if (readsOn && !fresh.complete && !readOver) memory.readingAhead = true;
 		const read = ahead ? { ...fresh, events: [...ahead.events, ...fresh.events] } : fresh;
 		// Decided in the same synchronous step as the wait ends: nothing another delivery of this process ran runs again.

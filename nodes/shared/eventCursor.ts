@@ -140,21 +140,23 @@ interface Scan {
 	done: boolean;
 }
 
-/** One page, asked up to three times: a long read does not fail for one failed request. */
-async function pageOf(log: EventLog, filter: EventFilter, offset: number, pageSize: number) {
+/** One page, asked up to `tries` times. */
+async function pageOf(log: EventLog, filter: EventFilter, offset: number, pageSize: number, tries: number) {
 	const ask = async () => await log.page(filter, offset, pageSize);
-	return await ask().catch(ask).catch(ask);
+	let page = ask();
+	for (let more = tries - 1; more > 0; more--) page = page.catch(ask);
+	return await page;
 }
 
 /** Reads one filter's part of the log into `scan`, at most about `max` new events; stops between pages once `stopped()`. */
-async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, pageSize: number, stopped: () => boolean): Promise<void> {
+async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, pageSize: number, pageTries: number, stopped: () => boolean): Promise<void> {
 	const fromDate = cursor.fromDate ? Date.parse(cursor.fromDate) : undefined;
 	const isNew = (event: EventRecord) => !isHandled(cursor, event.id) && !createdBefore(event, fromDate);
 	const readInScan = new Set<number>();
 	let offset = cursor.offsets[filterKey(scan.filter)] ?? 0;
 	let previousLast: number | undefined;
 	while (!stopped()) {
-		const { events, last: endsHere } = await pageOf(log, scan.filter, offset, pageSize);
+		const { events, last: endsHere } = await pageOf(log, scan.filter, offset, pageSize, pageTries);
 		if (stopped()) return;
 		scan.order ??= orderOf(events);
 		if (events.length === 0) {
@@ -209,18 +211,19 @@ export interface PollOutcome {
  * With `until` (a time), the answer comes then with what was found so far, up to the id
  * below which every filter was read (oldest-first logs; a newest-first log unread to its
  * floor gives nothing); with `readOn`, the read goes on and hands it the whole outcome (none if it failed).
+ * `pageTries`: how often a failed page is asked (a long read need not fail for one failed request).
  */
 export async function poll(
 	log: EventLog,
 	filters: EventFilter[],
 	cursor: Cursor,
 	max: number,
-	options: { pageSize?: number; until?: number; readOn?: (outcome?: PollOutcome) => void } = {},
+	options: { pageSize?: number; pageTries?: number; until?: number; readOn?: (outcome?: PollOutcome) => void } = {},
 ): Promise<PollOutcome> {
-	const { pageSize = DEFAULT_PAGE_SIZE, until, readOn } = options;
+	const { pageSize = DEFAULT_PAGE_SIZE, pageTries = 1, until, readOn } = options;
 	const scans: Scan[] = filters.map((filter) => ({ filter, found: new Map(), positions: new Map(), end: cursor.offsets[filterKey(filter)] ?? 0, reached: cursor.floor, done: false }));
 	let stopped = false;
-	const reads = Promise.all(scans.map(async (scan) => await readScan(log, scan, cursor, max, pageSize, () => stopped)));
+	const reads = Promise.all(scans.map(async (scan) => await readScan(log, scan, cursor, max, pageSize, pageTries, () => stopped)));
 	if (until === undefined) await reads;
 	else {
 		// n8n 1.x's sleep takes no signal: its timer runs out and does nothing.
