@@ -2,11 +2,10 @@
  * What a verified delivery runs: the events past the trigger's cursor in the event log,
  * oldest first, each with its `eventId` (the body names none: a delivery only wakes the
  * trigger). Each delivery reads the log itself, from the cursor in the node's static data
- * merged with the newest one n8n confirmed in this process; a run waits for the one under
- * way in this process to be answered, so a read never goes past a run n8n has not stored,
- * and a refused run's events run with the next delivery (the service's retry).
+ * merged with the newest one n8n confirmed in this process. The events of a run n8n has not
+ * answered yet are another delivery's: no read counts them, so a read never goes past a run
+ * n8n has not stored, and a refused run's events run with the next delivery (the retry).
  */
-import { sleep } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, Logger } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
@@ -31,12 +30,12 @@ export const NOTHING_NEW_ANSWER = { received: true, duplicate: true };
 const START = 'now';
 
 /**
- * A trigger's record in this process's memory (memory.ts): the newest cursor n8n confirmed, the run it has not
- * answered yet, and what a read that went on after its delivery was answered found (`readAhead`, from `base`).
+ * A trigger's record in this process's memory (memory.ts): the newest cursor n8n confirmed, the ids of the runs it
+ * has not answered yet, and what a read that went on after its delivery was answered found (`readAhead`, from `base`).
  */
 export interface LogReads {
 	confirmed?: Cursor;
-	running?: Promise<void>;
+	taken?: Set<number>;
 	reportedBehind?: boolean;
 	readingAhead?: boolean;
 	readAhead?: { base: Cursor; outcome: PollOutcome };
@@ -108,11 +107,18 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 			if (outcome) memory.readAhead = { base: from, outcome };
 		};
 		const readsOn = !memory.readingAhead;
-		const fresh = await poll(log, filters, from, MAX_EVENTS_PER_RUN, { until: answerBy, pageTries: 3, readOn: readsOn ? readOn : undefined });
+		// The events of runs n8n has not answered yet in this process are another delivery's: not read as new.
+		const skip = (id: number) => !!memory.taken?.has(id);
+		const fresh = await poll(log, filters, from, MAX_EVENTS_PER_RUN, { until: answerBy, pageTries: 3, skip, readOn: readsOn ? readOn : undefined });
 		if (readsOn && !fresh.complete && !readOver) memory.readingAhead = true;
 		const read = ahead ? { ...fresh, events: [...ahead.events, ...fresh.events] } : fresh;
-		// Decided in the same synchronous step as the wait ends: nothing another delivery of this process ran runs again.
-		while (memory.running) await answered(memory.running, answerBy);
+		// Events another delivery took meanwhile: all of them, a copy (nothing new, nothing saved); some, the retry reads again.
+		const takenMeanwhile = read.events.filter((event) => skip(event.id)).length;
+		if (takenMeanwhile > 0 && takenMeanwhile === read.events.length) {
+			response.status(200).json(NOTHING_NEW_ANSWER);
+			return undefined;
+		}
+		if (takenMeanwhile > 0) throw new Error('another delivery took some of these events meanwhile');
 		cursor = memory.confirmed ? mergeCursors(read.cursor, memory.confirmed) : read.cursor;
 		events = read.events.filter((event) => !memory.confirmed || !isHandled(memory.confirmed, event.id));
 		if (events.length === 0 && !read.complete) throw new Error(`no answer within ${ANSWER_WITHIN_MS / 1000} s`);
@@ -127,9 +133,11 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 		response.status(200).json(NOTHING_NEW_ANSWER);
 		return undefined;
 	}
-	memory.running = keepCursorMarkedUntilAnswered(run, cursor).then((stored) => {
+	const taken = (memory.taken ??= new Set());
+	for (const event of events) taken.add(event.id);
+	void keepCursorMarkedUntilAnswered(run, cursor).then((stored) => {
 		if (stored) memory.confirmed = memory.confirmed ? mergeCursors(cursor, memory.confirmed) : cursor;
-		memory.running = undefined;
+		for (const event of events) taken.delete(event.id);
 	});
 	const receivedAt = new Date().toISOString();
 	return events.map((event) => ({ json: eventItemOf(event, { receivedAt }) }));
@@ -161,14 +169,6 @@ function takeReadAhead(memory: LogReads, saved: Cursor): PollOutcome | undefined
 	memory.readAhead = undefined;
 	if (!ahead || ahead.base.floor > saved.floor || ahead.base.seen.some(([id]) => !isHandled(saved, id))) return undefined;
 	const events = ahead.outcome.events.filter((event) => !isHandled(saved, event.id));
+	if (events.some((event) => memory.taken?.has(event.id))) return undefined;
 	return events.length > 0 ? { events, cursor: mergeCursors(ahead.outcome.cursor, saved), complete: true } : undefined;
-}
-
-/** Waits for a run under way in this process to be answered by n8n; throws once `answerBy` passed. */
-async function answered(running: Promise<void>, answerBy: number): Promise<void> {
-	// n8n 1.x's sleep takes no signal: its timer runs out and does nothing.
-	const over = new AbortController();
-	const late = sleep(Math.max(0, answerBy - Date.now()), over.signal).then(() => true as const, () => undefined);
-	const timedOut = await Promise.race([running, late]).finally(() => over.abort());
-	if (timedOut === true) throw new Error('an earlier run of this trigger was not answered in time');
 }

@@ -137,6 +137,8 @@ interface Scan {
 	end: number;
 	/** The highest id read so far (oldest-first: every id of this filter up to it was read). */
 	reached: number;
+	/** The lowest new id this read skipped (`skip`). */
+	skippedBelow: number;
 	done: boolean;
 }
 
@@ -149,7 +151,7 @@ async function pageOf(log: EventLog, filter: EventFilter, offset: number, pageSi
 }
 
 /** Reads one filter's part of the log into `scan`, at most about `max` new events; stops between pages once `stopped()`. */
-async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, pageSize: number, pageTries: number, stopped: () => boolean): Promise<void> {
+async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, pageSize: number, pageTries: number, skip: (id: number) => boolean, stopped: () => boolean): Promise<void> {
 	const fromDate = cursor.fromDate ? Date.parse(cursor.fromDate) : undefined;
 	const isNew = (event: EventRecord) => !isHandled(cursor, event.id) && !createdBefore(event, fromDate);
 	const readInScan = new Set<number>();
@@ -179,7 +181,9 @@ async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, 
 			readInScan.add(event.id);
 			scan.reached = Math.max(scan.reached, event.id);
 			scan.positions.set(event.id, offset + index);
-			if (isNew(event)) scan.found.set(event.id, event);
+			// A skipped event is neither run nor passed.
+			if (isNew(event) && skip(event.id)) scan.skippedBelow = Math.min(scan.skippedBelow, event.id);
+			else if (isNew(event)) scan.found.set(event.id, event);
 		}
 		// Memory holds at most twice `max` new events: the highest ids go (a read emits the lowest).
 		if (scan.found.size >= 2 * max) for (const id of [...scan.found.keys()].sort((a, b) => a - b).slice(max)) scan.found.delete(id);
@@ -218,12 +222,12 @@ export async function poll(
 	filters: EventFilter[],
 	cursor: Cursor,
 	max: number,
-	options: { pageSize?: number; pageTries?: number; until?: number; readOn?: (outcome?: PollOutcome) => void } = {},
+	options: { pageSize?: number; pageTries?: number; until?: number; skip?: (id: number) => boolean; readOn?: (outcome?: PollOutcome) => void } = {},
 ): Promise<PollOutcome> {
-	const { pageSize = DEFAULT_PAGE_SIZE, pageTries = 1, until, readOn } = options;
-	const scans: Scan[] = filters.map((filter) => ({ filter, found: new Map(), positions: new Map(), end: cursor.offsets[filterKey(filter)] ?? 0, reached: cursor.floor, done: false }));
+	const { pageSize = DEFAULT_PAGE_SIZE, pageTries = 1, until, skip = () => false, readOn } = options;
+	const scans: Scan[] = filters.map((filter) => ({ filter, found: new Map(), positions: new Map(), end: cursor.offsets[filterKey(filter)] ?? 0, reached: cursor.floor, skippedBelow: Infinity, done: false }));
 	let stopped = false;
-	const reads = Promise.all(scans.map(async (scan) => await readScan(log, scan, cursor, max, pageSize, pageTries, () => stopped)));
+	const reads = Promise.all(scans.map(async (scan) => await readScan(log, scan, cursor, max, pageSize, pageTries, skip, () => stopped)));
 	if (until === undefined) await reads;
 	else {
 		// n8n 1.x's sleep takes no signal: its timer runs out and does nothing.
@@ -250,7 +254,9 @@ function outcomeOf(cursor: Cursor, scans: Scan[], max: number): PollOutcome {
 		.filter((event) => event.id <= readUpTo)
 		.sort((a, b) => a.id - b.id)
 		.slice(0, max);
-	return { events, cursor: advance(cursor, events, scans, readUpTo), complete };
+	// Gaps are given up only below what was read, and below any event skipped (it may yet run).
+	const settledUpTo = Math.min(readUpTo, ...scans.map((scan) => scan.skippedBelow - 1));
+	return { events, cursor: advance(cursor, events, scans, settledUpTo), complete };
 }
 
 /** The cursor once `events` ran: their ids seen now, the floor settled by this read (every id up to `readUpTo`), and where each oldest-first log's next read starts. */
