@@ -120,8 +120,8 @@ const NOTES = [
 		'on top of the one each execution gets. No node can opt in. A credential read outside an execution (a webhook\'s ' +
 		'`getCredentials`) is a database query and acquires an expression isolate of its own (`n8n/dist/credentials-helper.js` ' +
 		'`applyDefaultsAndOverwrites`: `new Workflow` -> `acquireIsolate`, as `getCredentials` in a webhook passes no ' +
-		'execution to resolve expressions with). The Clinic Trigger keeps its credential in memory for 5 s between deliveries, so a steady stream pays that read about ' +
-		'once per 5 s. Section 5 sets the Clinic Trigger beside n8n\'s Webhook node, the same with Header Auth (a credential read ' +
+		'execution to resolve expressions with). The Clinic Trigger keeps its credential in memory for 4 s between deliveries, so a steady stream pays that read about ' +
+		'once per 4 s. Section 5 sets the Clinic Trigger beside n8n\'s Webhook node, the same with Header Auth (a credential read ' +
 		'per request), a bare community trigger that only emits the body, and the workflow a user builds without this package.',
 	'- **The machine:** 2 CPUs shared by n8n, its task runner, and the benchmark process (simulator, bare client, senders); ' +
 		'run-to-run spread is large, hence medians, and the per-run figures are shown.',

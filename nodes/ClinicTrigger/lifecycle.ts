@@ -7,7 +7,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IHookFunctions } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
-import { isCursor } from '../shared/eventCursor';
+import { LATE_COMMIT_MS, isCursor } from '../shared/eventCursor';
 import { EventLog } from '../shared/eventLog';
 import { clientFor } from '../shared/transport';
 import { addressOf, insecureWebhookAddressMessage, isSecureUrl } from '../shared/urls';
@@ -60,11 +60,16 @@ export async function create(ctx: IHookFunctions): Promise<boolean> {
 	}
 	await client.webhookServiceUrl();
 	// The cursor first, from the log's newest events: an event logged while subscribing runs with the first delivery.
-	// One already stored stays (n8n 1.x calls `create` again at start): what was logged while n8n was down runs then.
-	const starts = readsEventLog(options) && !isCursor(staticData.cursor);
+	// One already stored stays (n8n 1.x calls `create` again at start: what was logged while n8n was down runs then),
+	// and so does one stopped less than LATE_COMMIT_MS ago (a save or republish); after a longer stop the trigger starts from now.
+	const kept = isCursor(staticData.cursor) && !(Number(staticData.cursor.stoppedAt) < Date.now() - LATE_COMMIT_MS);
+	if (isCursor(staticData.cursor)) delete staticData.cursor.stoppedAt;
+	const starts = readsEventLog(options) && !kept;
 	if (starts) {
 		try {
-			staticData.cursor = await startingCursor(new EventLog(node, client), await triggerFilters(setup.keys, new Map(), client));
+			// Subscriptions stored without a cursor: activated by a version without cursors, whose deliveries the service's log shows.
+			const updatedFrom = storedSubscriptions(staticData).size > 0 ? setup.webhookUrl : undefined;
+			staticData.cursor = await startingCursor(new EventLog(node, client), await triggerFilters(setup.keys, new Map(), client), updatedFrom);
 		} catch (error) {
 			throw new NodeOperationError(node, `The Clinic Trigger cannot start: the event log could not be read (${(error as Error).message})`, {
 				description: "The trigger reads the service's event log to know which events are new. Check that the Clinic credential can read events (its Test button, or the Clinic node's Event > Get Many), then activate again; or set Options > Duplicate Check to Off.",
@@ -93,7 +98,7 @@ export async function deleteSubscriptions(ctx: IHookFunctions): Promise<boolean>
 		const after = `${errors.length} problem(s): the ones not removed stay recorded, and n8n tries again the next time the workflow is activated or deactivated.`;
 		throw subscriptionError(setup.node, errors[0], 'Could not remove every webhook subscription of this trigger', after);
 	}
-	// The next activation starts from now.
-	delete setup.staticData.cursor;
+	// An activation within LATE_COMMIT_MS (a save or republish) goes on from the cursor; a later one starts from now.
+	if (isCursor(setup.staticData.cursor)) setup.staticData.cursor.stoppedAt = Date.now();
 	return true;
 }

@@ -1,33 +1,28 @@
 /**
- * The Clinic Trigger's one store in process memory: an entry per trigger and n8n mode, bounded by count and age.
+ * The Clinic Trigger's one store in process memory: an entry per trigger and n8n mode, bounded by count.
  * None of it is the record of what ran: that is the cursor in the node's static data, which n8n saves.
  */
 import { sleep } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { keepNewest, keptInProcess } from '../../credentials/ClinicProcessMemory';
-import { ANSWER_WAIT_MS } from './newEvents';
+import { ANSWER_WITHIN_MS } from './newEvents';
 import type { LogReads } from './newEvents';
 import type { SubscriptionWatch } from './resubscribe';
 
-/** How long a credential read for a delivery serves the next deliveries (n8n makes every read a database query and a decrypt). */
-export const CREDENTIAL_KEPT_MS = 5_000;
 /** How many triggers' entries are kept at most: past it, the least recently used goes. */
 export const TRIGGERS_KEPT = 1_000;
 
-/** A trigger's entry: its subscriptions' watch (resubscribe.ts), its reads of the log (newEvents.ts), when a delivery last used it, and its credential reads by type and id (never in static data or logs), each shared while under way and CREDENTIAL_KEPT_MS after. */
+/** A trigger's entry: its subscriptions' watch (resubscribe.ts), its record of what ran (newEvents.ts), and its credential reads by type and id (never in static data or logs), each shared while under way and ANSWER_WITHIN_MS after (n8n makes every read a database query and a decrypt). */
 export interface TriggerMemory extends SubscriptionWatch, LogReads {
-	usedAt: number;
 	credentials: Map<string, { read: Promise<ICredentialDataDecryptedObject>; startedAt: number }>;
 }
 
-const triggers = keptInProcess('the memory of each Clinic Trigger', `${TRIGGERS_KEPT} triggers, 10 minutes each`, new Map<string, TriggerMemory>());
+const triggers = keptInProcess('the memory of each Clinic Trigger', `${TRIGGERS_KEPT} triggers`, new Map<string, TriggerMemory>());
 
-/** The trigger's entry (a new one when unused for ANSWER_WAIT_MS: no answer it waits for is that late), kept ANSWER_WAIT_MS more. */
+/** The trigger's entry, kept while it is among the TRIGGERS_KEPT used last. */
 export function memoryOf(trigger: string): TriggerMemory {
-	const kept = triggers.get(trigger);
-	const memory = kept && Date.now() - kept.usedAt < ANSWER_WAIT_MS ? kept : { usedAt: 0, credentials: new Map() };
-	memory.usedAt = Date.now();
+	const memory = triggers.get(trigger) ?? { credentials: new Map() };
 	keepNewest(triggers, trigger, memory, TRIGGERS_KEPT);
 	return memory;
 }
@@ -37,7 +32,7 @@ export function credentialsKept(): number {
 	return [...triggers.values()].reduce((count, memory) => count + memory.credentials.size, 0);
 }
 
-/** The credential: the one read in the last CREDENTIAL_KEPT_MS, or with `fresh` one read after the delivery `arrived` (a delivery the kept one does not verify is checked with it as saved). `earlier` tells that the one answered was read before the delivery arrived. */
+/** The credential: the one read in the last ANSWER_WITHIN_MS, or with `fresh` one read after the delivery `arrived` (a delivery the kept one does not verify is checked with it as saved). `earlier` tells that the one answered was read before the delivery arrived. */
 export async function credentialFor(memory: TriggerMemory, key: string, arrived: number, fresh: boolean, read: () => Promise<ICredentialDataDecryptedObject>) {
 	const kept = memory.credentials.get(key);
 	// Same millisecond: counted as before the arrival (one read too many rather than a stale one).
@@ -45,7 +40,7 @@ export async function credentialFor(memory: TriggerMemory, key: string, arrived:
 	const entry = { read: read(), startedAt: Date.now() };
 	memory.credentials.set(key, entry);
 	const forget = () => memory.credentials.get(key) === entry && memory.credentials.delete(key);
-	void sleep(CREDENTIAL_KEPT_MS).then(forget);
+	void sleep(ANSWER_WITHIN_MS).then(forget);
 	entry.read.catch(forget);
 	return { value: await entry.read, earlier: false };
 }

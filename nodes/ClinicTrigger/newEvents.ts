@@ -1,55 +1,44 @@
 /**
  * What a verified delivery runs: the events past the trigger's cursor in the event log,
  * oldest first, each with its `eventId` (the body names none: a delivery only wakes the
- * trigger). The cursor is in the node's static data, which n8n saves as it answers: n8n 2.x
- * answers a run only once it stored it (webhook-helpers.ts, `shouldDeferOnReceivedResponse`),
- * 1.x before. Deliveries arriving together in one process share one read; the first still
- * waiting runs what it found, and later ones, whose static data may be older, read on from
- * its cursor until n8n answered, TAKEN_HELD_MS after a 2xx, or ANSWER_MARGIN_MS after a refusal.
+ * trigger). Each delivery reads the log itself, from the cursor in the node's static data
+ * merged with the newest one n8n confirmed in this process. The events of a run n8n has not
+ * answered yet are another delivery's: no read counts them, so a read never goes past a run
+ * n8n has not stored, and a refused run's events run with the next delivery (the retry).
  */
-import { sleep } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, Logger } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
-import { cursorFromNow, isCursor, mergeCursors, poll } from '../shared/eventCursor';
-import type { Cursor } from '../shared/eventCursor';
+import { cursorFromNow, isCursor, isHandled, mergeCursors, poll, settle } from '../shared/eventCursor';
+import type { Cursor, PollOutcome } from '../shared/eventCursor';
 import { EventLog } from '../shared/eventLog';
 import { eventFilterOf, eventItemOf } from '../shared/eventRecord';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
+import { keepCursorMarkedUntilAnswered } from './cursorSave';
 import type { StoredSubscription } from './storage';
 import type { Setup } from './subscriptions';
 
-/** Most events one delivery runs; the rest run with the next one. */
-const MAX_EVENTS_PER_RUN = 1000;
-/** How long the log has to answer a delivery's read: the delivery is answered by then. */
-export const EVENT_LOG_ANSWER_MS = 5000;
-/** After n8n stored a run (a 2xx), how long this process reads on from its cursor. */
-export const TAKEN_HELD_MS = 30_000;
-/** After n8n refused a run, how late a delivery that loaded its static data before may still arrive. */
-export const ANSWER_MARGIN_MS = 5000;
-/** The longest n8n may take to answer a run: the cursor is kept marked that long at most. */
-export const ANSWER_WAIT_MS = 10 * 60_000;
+/** Most events one delivery runs; the rest run with the next ones. */
+const MAX_EVENTS_PER_RUN = 100;
+/** How soon after it arrives a delivery is answered (or its run handed to n8n): the service's wait is not documented, and may be as short as 5 s. */
+export const ANSWER_WITHIN_MS = 4000;
 /** The answer to a delivery that finds nothing new: a 200, so the service stops retrying. */
 export const NOTHING_NEW_ANSWER = { received: true, duplicate: true };
-/** A trigger activated before cursors existed starts from now, but runs what was logged this long before. */
-const UPDATE_CATCH_UP_MS = 60_000;
 /** The Start From setting of the trigger's cursor (the Event Log Trigger's "now"). */
 const START = 'now';
 
-/** What a read found for one delivery: events oldest first (none when another delivery runs them), the cursor after them, and what to call once n8n answered the run. */
-type NewEvents = { events: EventRecord[]; cursor: Cursor; answered?: (status: number) => void };
-/** A delivery waiting for a read: `gone` once its deadline passed; `settled` ends the deadline's timer. */
-type Waiter = { resolve: (found: NewEvents) => void; reject: (error: Error) => void; gone: boolean; settled: AbortController };
-/** The deliveries waiting for one read, from when the first arrived, and what it reads with. */
-type ReadBatch = { waiters: Waiter[]; arrived: number; saved: Cursor; log: EventLog; filters: EventFilter[] };
-
-/** A trigger's reads of the log, in its memory (memory.ts): one under way, the next batch, and the last run's cursor until n8n stored it. */
+/**
+ * A trigger's record in this process's memory (memory.ts): the newest cursor n8n confirmed, the ids of the runs it
+ * has not answered yet, and what a read that went on after its delivery was answered found (`readAhead`, from `base`).
+ */
 export interface LogReads {
-	reading?: boolean;
-	next?: ReadBatch;
-	taken?: { cursor: Cursor; at: number; answered?: { at: number; stored: boolean } };
+	confirmed?: Cursor;
+	taken?: Set<number>;
+	reportedBehind?: boolean;
+	readingAhead?: boolean;
+	readAhead?: { base: Cursor; outcome: PollOutcome };
 }
 
 /** What a delivery read from n8n that its run needs: `client` is the delivery's own (short timeouts), `arrived` when webhook() was called. */
@@ -78,107 +67,108 @@ export async function triggerFilters(keys: string[], stored: Map<string, StoredS
 	return filters;
 }
 
-/** The trigger's cursor from now: where activation starts it. */
-export const startingCursor = async (log: EventLog, filters: EventFilter[]): Promise<Cursor> => await cursorFromNow(log, filters, START);
+/**
+ * The trigger's cursor from now: where activation starts it. `updatedFrom` (the trigger's
+ * address), for a trigger activated by a version without cursors: the service's delivery log
+ * is the evidence. Events answered 2xx there ran; so did those never delivered there that are
+ * older than the first one that was (logged before the subscription); the others run now.
+ * Static data without a cursor is the same case (a first delivery before any activation).
+ */
+export async function startingCursor(log: EventLog, filters: EventFilter[], updatedFrom?: string): Promise<Cursor> {
+	if (updatedFrom === undefined) return await cursorFromNow(log, filters, START);
+	const triesHere = (event: EventRecord) => (event.logs ?? []).filter((entry) => pathOf(String(entry.target_url ?? '')) === pathOf(updatedFrom));
+	const ranHere = (event: EventRecord) => triesHere(event).some((entry) => Number(entry.response_code) >= 200 && Number(entry.response_code) < 300);
+	return await cursorFromNow(log, filters, START, (newest) => {
+		// Nothing delivered there yet: the newest event is what this first delivery brings.
+		const delivered = newest.filter((event) => triesHere(event).length > 0);
+		const firstDelivered = delivered.length > 0 ? Math.min(...delivered.map((event) => event.id)) : Math.max(...newest.map((event) => event.id));
+		return newest.filter((event) => ranHere(event) || (triesHere(event).length === 0 && event.id < firstDelivered)).map((event) => event.id);
+	});
+}
 
 /** The delivery's items; undefined once answered here: nothing new (200), or the log not read in time (503, nothing runs). */
 export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData[] | undefined> {
-	const { response, staticData } = run;
+	const { response, staticData, memory } = run;
 	const log = new EventLog(run.node, run.client);
-	let found: NewEvents;
+	const answerBy = run.arrived + ANSWER_WITHIN_MS;
+	let events: EventRecord[];
+	let cursor: Cursor;
 	try {
 		const filters = await triggerFilters(run.keys, run.stored, run.client);
-		const saved = isCursor(staticData.cursor) ? staticData.cursor : await cursorAfterUpdate(log, filters, run.webhookUrl);
-		found = await readNewEvents(run.memory, log, filters, saved, run.arrived);
+		const saved = await cursorToReadFrom(run, log, filters);
+		// A read that cannot finish in time goes on (one at a time): the next delivery runs what it found.
+		let readOver = false;
+		// What such a read found runs first; this delivery reads on from after it (its own event may be newer).
+		const ahead = takeReadAhead(memory, saved);
+		const from = ahead?.cursor ?? saved;
+		const readOn = (outcome?: PollOutcome) => {
+			readOver = true;
+			memory.readingAhead = false;
+			if (outcome) memory.readAhead = { base: from, outcome };
+		};
+		const readsOn = !memory.readingAhead;
+		// The events of runs n8n has not answered yet in this process are another delivery's: not read as new.
+		const skip = (id: number) => !!memory.taken?.has(id);
+		const fresh = await poll(log, filters, from, MAX_EVENTS_PER_RUN, { until: answerBy, pageTries: 3, skip, readOn: readsOn ? readOn : undefined });
+		if (readsOn && !fresh.complete && !readOver) memory.readingAhead = true;
+		const read = ahead ? { ...fresh, events: [...ahead.events, ...fresh.events] } : fresh;
+		// Events another delivery took meanwhile: all of them, a copy (nothing new, nothing saved); some, the retry reads again.
+		const takenMeanwhile = read.events.filter((event) => skip(event.id)).length;
+		if (takenMeanwhile > 0 && takenMeanwhile === read.events.length) {
+			response.status(200).json(NOTHING_NEW_ANSWER);
+			return undefined;
+		}
+		if (takenMeanwhile > 0) throw new Error('another delivery took some of these events meanwhile');
+		cursor = memory.confirmed ? mergeCursors(read.cursor, memory.confirmed) : read.cursor;
+		events = read.events.filter((event) => !memory.confirmed || !isHandled(memory.confirmed, event.id));
+		if (events.length === 0 && !read.complete) throw new Error(`no answer within ${ANSWER_WITHIN_MS / 1000} s`);
 	} catch (error) {
 		run.logger.warn(`Clinic Trigger "${run.node.name}": the event log could not be read (${(error as Error).message}); nothing ran, the service's retry or the next delivery runs its events`);
 		response.status(503).set('Retry-After', '5').json({ error: 'The event log could not be read: try again' });
 		return undefined;
 	}
-	if (found.events.length === 0) {
+	if (events.length === 0) {
+		if (JSON.stringify(staticData.cursor) !== JSON.stringify(cursor)) staticData.cursor = cursor;
+		memory.confirmed = cursor;
 		response.status(200).json(NOTHING_NEW_ANSWER);
 		return undefined;
 	}
-	keepCursorMarked(response, staticData, found);
-	const receivedAt = new Date().toISOString();
-	return found.events.map((event) => ({ json: eventItemOf(event, { receivedAt }) }));
-}
-
-/** Activated by a version without cursors: from now, but for what was logged in the minute before and got no 2xx at this trigger's address (the service's delivery log). */
-async function cursorAfterUpdate(log: EventLog, filters: EventFilter[], webhookUrl: string): Promise<Cursor> {
-	const since = Date.now() - UPDATE_CATCH_UP_MS;
-	const ranHere = (event: EventRecord) =>
-		(event.logs ?? []).some((entry) => pathOf(String(entry.target_url ?? '')) === pathOf(webhookUrl) && typeof entry.response_code === 'number' && entry.response_code >= 200 && entry.response_code < 300);
-	return await cursorFromNow(log, filters, START, (event) => !(Date.parse(event.created_at) >= since) || ranHere(event));
-}
-
-/** Sets the run's cursor in the static data, and again until n8n answered: on the way n8n 2.41 wraps the static data again (workflow-runner.ts, `establishContextForPersistence`), which clears its changed mark; set after that, the cursor is saved with the run, and not when n8n refused it. */
-function keepCursorMarked(response: DeliveryRun['response'], staticData: IDataObject, found: NewEvents): void {
-	staticData.cursor = found.cursor;
-	let answered = false;
-	const onAnswered = () => {
-		answered = true;
-		// A connection closed before any answer went out: n8n stored nothing for it.
-		found.answered?.(response.writableFinished ? response.statusCode : 0);
-	};
-	response.once('finish', onAnswered);
-	response.once('close', onAnswered);
-	void (async () => {
-		for (const started = Date.now(); !answered && Date.now() - started < ANSWER_WAIT_MS; ) {
-			await sleep(1);
-			if (!answered) staticData.cursor = found.cursor;
-		}
-	})();
-}
-
-/** The events past `saved` that this delivery runs; rejects when the log fails or gives no answer within EVENT_LOG_ANSWER_MS (the read goes on for the others). */
-async function readNewEvents(state: LogReads, log: EventLog, filters: EventFilter[], saved: Cursor, arrived: number): Promise<NewEvents> {
-	return await new Promise<NewEvents>((resolve, reject) => {
-		const waiter: Waiter = { resolve, reject, gone: false, settled: new AbortController() };
-		// n8n 1.x's sleep takes no signal: its timer runs out and does nothing.
-		void sleep(EVENT_LOG_ANSWER_MS, waiter.settled.signal).then(
-			() => {
-				if (waiter.settled.signal.aborted) return;
-				waiter.gone = true;
-				reject(new Error(`no answer within ${EVENT_LOG_ANSWER_MS / 1000} s`));
-			},
-			() => undefined,
-		);
-		if (state.next) {
-			state.next.waiters.push(waiter);
-			state.next.saved = mergeCursors(state.next.saved, saved);
-			state.next.arrived = Math.min(state.next.arrived, arrived);
-		} else {
-			state.next = { waiters: [waiter], arrived, saved, log, filters };
-		}
-		if (!state.reading) void readNext(state);
+	const taken = (memory.taken ??= new Set());
+	for (const event of events) taken.add(event.id);
+	void keepCursorMarkedUntilAnswered(run, cursor).then((stored) => {
+		if (stored) memory.confirmed = memory.confirmed ? mergeCursors(cursor, memory.confirmed) : cursor;
+		for (const event of events) taken.delete(event.id);
 	});
+	const receivedAt = new Date().toISOString();
+	return events.map((event) => ({ json: eventItemOf(event, { receivedAt }) }));
 }
 
-async function readNext(state: LogReads): Promise<void> {
-	const batch = state.next;
-	if (!batch) return;
-	state.next = undefined;
-	state.reading = true;
-	const { taken } = state;
-	// Whether these deliveries may not see in n8n's database what this process took.
-	const held = taken && (!taken.answered || (taken.answered.stored ? Date.now() - taken.answered.at < TAKEN_HELD_MS : batch.arrived < taken.answered.at + ANSWER_MARGIN_MS));
-	try {
-		const outcome = await poll(batch.log, batch.filters, held ? mergeCursors(batch.saved, taken.cursor) : batch.saved, MAX_EVENTS_PER_RUN);
-		// Decided in one synchronous step: one delivery runs them, the others find them taken.
-		const runner = batch.waiters.find((waiter) => !waiter.gone);
-		let answered: NewEvents['answered'];
-		if (runner && outcome.events.length > 0) {
-			const next: NonNullable<LogReads['taken']> = { cursor: outcome.cursor, at: Date.now() };
-			state.taken = next;
-			answered = (status) => (next.answered ??= { at: Date.now(), stored: status >= 200 && status < 300 });
-		}
-		for (const waiter of batch.waiters) waiter.resolve(waiter === runner ? { ...outcome, answered } : { events: [], cursor: outcome.cursor });
-	} catch (error) {
-		for (const waiter of batch.waiters) waiter.reject(error as Error);
-	} finally {
-		for (const waiter of batch.waiters) waiter.settled.abort();
-		state.reading = false;
-		void readNext(state);
+/** The cursor to read from: the saved one (or, updated from a version without cursors, one from the delivery log) merged with the newest this process confirmed. */
+async function cursorToReadFrom(run: DeliveryRun, log: EventLog, filters: EventFilter[]): Promise<Cursor> {
+	const saved = isCursor(run.staticData.cursor) ? run.staticData.cursor : await startingCursor(log, filters, run.webhookUrl);
+	const { confirmed } = run.memory;
+	if (!confirmed) return saved;
+	const merged = mergeCursors(saved, confirmed);
+	const settled = settle(saved.floor, saved.seen);
+	const behind = merged.floor > settled.floor || merged.seen.some(([id]) => !isHandled({ ...saved, ...settled }, id));
+	if (behind && !run.memory.reportedBehind) {
+		run.memory.reportedBehind = true;
+		run.logger.warn(
+			`Clinic Trigger "${run.node.name}": the cursor n8n saved is behind the events this n8n process ran. Another node in this workflow (a polling trigger such as the Clinic Event Log Trigger, or a second Clinic Trigger) saved an older copy of the workflow's static data, another n8n process did, or n8n did not save the cursor with a run. Those events do not run again while this process runs; keep the Clinic Trigger alone in its workflow.`,
+		);
 	}
+	return merged;
+}
+
+/**
+ * What an earlier read that went on found, for a delivery from `saved`: its events `saved` does not count as
+ * handled (every one up to where it read, as long as `saved` handles all its base did). Taken once.
+ */
+function takeReadAhead(memory: LogReads, saved: Cursor): PollOutcome | undefined {
+	const ahead = memory.readAhead;
+	memory.readAhead = undefined;
+	if (!ahead || ahead.base.floor > saved.floor || ahead.base.seen.some(([id]) => !isHandled(saved, id))) return undefined;
+	const events = ahead.outcome.events.filter((event) => !isHandled(saved, event.id));
+	if (events.some((event) => memory.taken?.has(event.id))) return undefined;
+	return events.length > 0 ? { events, cursor: mergeCursors(ahead.outcome.cursor, saved), complete: true } : undefined;
 }

@@ -2,73 +2,111 @@
  * Where a trigger is in the event log, and how one read finds what is new: the Event Log
  * Trigger reads on its schedule, the Clinic Trigger when a delivery wakes it.
  *
- * Ids are the service's own integers, given in increasing order. The cursor says: every
- * id up to `floor` is handled, and of the ids above it, those in `seen` were emitted.
- * Keeping a window of ids below the highest one emitted (instead of "everything up to
- * the highest") means an event whose id was taken before a newer one's but that
- * appeared in the log after it (two transactions committing out of order) is still
- * emitted, once.
+ * Ids are the service's own integers, taken in increasing order, but a transaction may
+ * commit after ones with higher ids (a late commit). The cursor says: every id up to
+ * `floor` is handled, and of the ids above it, those in `seen` ran. An id between two
+ * seen ones (a gap: another kind of event, or a late commit) stays open until
+ * LATE_COMMIT_MS after a read first saw an id above it; then the floor moves past it.
+ * The window is by time, so any number of other events logged meanwhile changes nothing.
  *
  * Offsets shift on a live log (new events push older ones down in a newest-first list),
  * so pages overlap by one event and a page that does not join up with what was read is
- * read again from further back. Ids seen in this poll are skipped, so a shifted page
+ * read again from further back. Ids seen in this read are skipped, so a shifted page
  * repeats nothing.
  */
+import { sleep } from 'n8n-workflow';
+
 import type { EventLog } from './eventLog';
 import type { EventFilter, EventRecord, ListOrder } from './eventRecord';
 import { DEFAULT_PAGE_SIZE } from './eventLog';
 import { orderOf } from './eventRecord';
 
-/** Ids below the highest emitted one that are still watched for late arrivals. */
-export const LATE_ID_WINDOW = 100;
+/** How late a transaction may commit after one with a higher id: a gap stays open this long after an id above it was read. */
+export const LATE_COMMIT_MS = 60_000;
+/** How many of the newest events a cursor from now looks at. */
+const STARTING_TAIL = 100;
+
+/** An id that ran, and when a read first saw it (ms). */
+export type Seen = [id: number, at: number];
 
 export interface Cursor {
 	/** Every event with an id up to this one is handled. */
 	floor: number;
-	/** Ids above `floor` already emitted (or present when the cursor started). */
-	seen: number[];
+	/** Ids above `floor` that ran (or were present when the cursor started). */
+	seen: Seen[];
 	/** Events created before this instant are never emitted (Start From a date). */
 	fromDate?: string;
 	/** The Start From setting this cursor began with; another setting starts a new cursor. */
 	start: string;
 	/** Oldest-first logs: per filter, an offset at or before the first event above `floor`. */
 	offsets: Record<string, number>;
+	/** When the Clinic Trigger's workflow was deactivated (ms). */
+	stoppedAt?: number;
 }
 
 export function filterKey(filter: EventFilter): string {
 	return `${filter.topic ?? ''}|${filter.name ?? ''}`;
 }
 
+/** A saved cursor; one saved by 0.2 (`seen` as bare ids) is read as seen long ago. */
 export function isCursor(value: unknown): value is Cursor {
 	const cursor = value as Cursor | undefined;
-	return (
-		!!cursor &&
-		typeof cursor === 'object' &&
-		typeof cursor.floor === 'number' &&
-		Array.isArray(cursor.seen) &&
-		typeof cursor.start === 'string' &&
-		!!cursor.offsets &&
-		typeof cursor.offsets === 'object'
-	);
+	if (!cursor || typeof cursor !== 'object' || typeof cursor.floor !== 'number' || !Array.isArray(cursor.seen) || typeof cursor.start !== 'string') return false;
+	if (!cursor.offsets || typeof cursor.offsets !== 'object') return false;
+	cursor.seen = cursor.seen.map((entry: Seen | number) => (typeof entry === 'number' ? [entry, 0] : entry));
+	return true;
+}
+
+/** Whether the cursor counts this id as handled. */
+export function isHandled(cursor: Cursor, id: number): boolean {
+	return id <= cursor.floor || cursor.seen.some(([seen]) => seen === id);
 }
 
 /**
- * A cursor that starts after the newest matching events present now ("from now"); with
- * `handled`, the newest events it says false of are left to be read.
+ * Moves the floor past seen ids that join it, and, with `read` (a read at `now` that read every id up
+ * to `upTo`), past gaps that read found still open LATE_COMMIT_MS after an id above them was first seen.
  */
-export async function cursorFromNow(log: EventLog, filters: EventFilter[], start: string, handled?: (event: EventRecord) => boolean): Promise<Cursor> {
-	let newest: EventRecord[] = [];
+export function settle(floor: number, seen: Seen[], read?: { now: number; upTo: number }): Pick<Cursor, 'floor' | 'seen'> {
+	const firstAt = new Map<number, number>();
+	for (const [id, at] of seen) if (id > floor) firstAt.set(id, Math.min(at, firstAt.get(id) ?? at));
+	const sorted = [...firstAt].sort((a, b) => a[0] - b[0]);
+	// For each seen id, when a read first saw it or any id above it: the gap below it is open since then.
+	const openSince = sorted.map(([, at]) => at);
+	for (let i = sorted.length - 2; i >= 0; i--) openSince[i] = Math.min(openSince[i], openSince[i + 1]);
+	const givenUp = (next: number) => !!read && sorted[next][0] - 1 <= read.upTo && openSince[next] <= read.now - LATE_COMMIT_MS;
+	let next = 0;
+	while (next < sorted.length && (sorted[next][0] === floor + 1 || givenUp(next))) floor = sorted[next++][0];
+	return { floor, seen: sorted.slice(next) };
+}
+
+/** Everything either cursor has handled (the first one's Start From and offsets where it is ahead). */
+export function mergeCursors(one: Cursor, other: Cursor): Cursor {
+	const offsets = one.floor >= other.floor ? { ...other.offsets, ...one.offsets } : { ...one.offsets, ...other.offsets };
+	return { ...one, ...settle(Math.max(one.floor, other.floor), [...one.seen, ...other.seen]), offsets };
+}
+
+/**
+ * A cursor after the newest matching events present now ("from now"). With `ran` (given the
+ * newest events, the ids of those that ran), the others are left to be read.
+ */
+export async function cursorFromNow(log: EventLog, filters: EventFilter[], start: string, ran?: (newest: EventRecord[]) => number[]): Promise<Cursor> {
+	const newest: EventRecord[] = [];
 	const offsets: Record<string, number> = {};
-	for (const filter of filters) {
-		const tail = await log.tail(filter, LATE_ID_WINDOW);
-		newest.push(...tail.events);
-		// Everything listed now is handled: the first poll may start at the last event (oldest-first logs).
-		if (tail.oldestFirstLength !== undefined) offsets[filterKey(filter)] = Math.max(0, tail.oldestFirstLength - 1);
-	}
+	await Promise.all(
+		filters.map(async (filter) => {
+			const tail = await log.tail(filter, STARTING_TAIL);
+			newest.push(...tail.events);
+			// Everything listed now is handled: the first read may start at the last event (oldest-first logs).
+			if (tail.oldestFirstLength !== undefined) offsets[filterKey(filter)] = Math.max(0, tail.oldestFirstLength - 1);
+		}),
+	);
 	const highest = newest.reduce((max, event) => Math.max(max, event.id), 0);
-	const floor = Math.max(0, highest - LATE_ID_WINDOW);
-	if (handled) newest = newest.filter(handled);
-	return { floor, seen: uniqueSorted(newest.map((event) => event.id).filter((id) => id > floor)), start, offsets };
+	const ranIds = new Set(ran ? ran(newest) : newest.map((event) => event.id));
+	const left = newest.filter((event) => !ranIds.has(event.id));
+	if (left.length === 0) return { floor: highest, seen: [], start, offsets };
+	const floor = Math.min(...left.map((event) => event.id)) - 1;
+	// Seen at no time yet: a gap below them stays open until a read sees past them.
+	return { floor, seen: [...ranIds].filter((id) => id > floor).map((id): Seen => [id, Number.MAX_SAFE_INTEGER]), start, offsets: {} };
 }
 
 /** A cursor that emits events from this id on. */
@@ -81,74 +119,59 @@ export function cursorFromDate(date: Date, start: string): Cursor {
 	return { floor: 0, seen: [], fromDate: date.toISOString(), start, offsets: {} };
 }
 
-/** Everything either cursor has handled (the first one's Start From and offsets). */
-export function mergeCursors(one: Cursor, other: Cursor): Cursor {
-	const floor = Math.max(one.floor, other.floor);
-	const seen = uniqueSorted([...one.seen, ...other.seen].filter((id) => id > floor));
-	const offsets = one.floor >= other.floor ? { ...other.offsets, ...one.offsets } : { ...one.offsets, ...other.offsets };
-	return { ...one, floor, seen, offsets };
-}
-
-function uniqueSorted(ids: number[]): number[] {
-	return [...new Set(ids)].sort((a, b) => a - b);
-}
-
 function createdBefore(event: EventRecord, fromDate: number | undefined): boolean {
 	if (fromDate === undefined) return false;
 	const created = Date.parse(String(event.created_at));
 	return Number.isFinite(created) && created < fromDate;
 }
 
-interface ScanResult {
-	/** The lowest-id new events found, at most `max`, in id order. */
-	events: EventRecord[];
-	/** Offset of each new event found (oldest-first logs: where the next poll may start). */
+/** One filter's read, as far as it got: read on until `done`, or stopped. */
+interface Scan {
+	filter: EventFilter;
+	/** New events found, by id. */
+	found: Map<number, EventRecord>;
+	/** Offset of each event read (oldest-first logs: where the next read may start). */
 	positions: Map<number, number>;
 	order?: ListOrder;
 	/** Offset just past the last event read. */
 	end: number;
+	/** The highest id read so far (oldest-first: every id of this filter up to it was read). */
+	reached: number;
+	/** The lowest new id this read skipped (`skip`). */
+	skippedBelow: number;
+	done: boolean;
 }
 
-/**
- * Reads one filter's part of the log and returns its new events, lowest ids first, at
- * most `max` (memory holds at most twice that many events plus one page).
- */
-async function scan(log: EventLog, filter: EventFilter, cursor: Cursor, max: number, pageSize: number): Promise<ScanResult> {
-	const seen = new Set(cursor.seen);
-	const fromDate = cursor.fromDate ? Date.parse(cursor.fromDate) : undefined;
-	const readInScan = new Set<number>();
-	const positions = new Map<number, number>();
-	let candidates: EventRecord[] = [];
-	let order: ListOrder | undefined;
-	const keep = () => {
-		candidates.sort((a, b) => a.id - b.id);
-		candidates = candidates.slice(0, max);
-	};
+/** One page, asked up to `tries` times. */
+async function pageOf(log: EventLog, filter: EventFilter, offset: number, pageSize: number, tries: number) {
+	const ask = async () => await log.page(filter, offset, pageSize);
+	let page = ask();
+	for (let more = tries - 1; more > 0; more--) page = page.catch(ask);
+	return await page;
+}
 
-	let offset = cursor.offsets[filterKey(filter)] ?? 0;
+/** Reads one filter's part of the log into `scan`, at most about `max` new events; stops between pages once `stopped()`. */
+async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, pageSize: number, pageTries: number, skip: (id: number) => boolean, stopped: () => boolean): Promise<void> {
+	const fromDate = cursor.fromDate ? Date.parse(cursor.fromDate) : undefined;
+	const isNew = (event: EventRecord) => !isHandled(cursor, event.id) && !createdBefore(event, fromDate);
+	const readInScan = new Set<number>();
+	let offset = cursor.offsets[filterKey(scan.filter)] ?? 0;
 	let previousLast: number | undefined;
-	for (;;) {
-		const page = await log.page(filter, offset, pageSize);
-		const { events } = page;
-		order ??= orderOf(events);
+	while (!stopped()) {
+		const { events, last: endsHere } = await pageOf(log, scan.filter, offset, pageSize, pageTries);
+		if (stopped()) return;
+		scan.order ??= orderOf(events);
 		if (events.length === 0) {
-			if (offset > 0 && previousLast === undefined) {
-				// The log is shorter than the remembered offset: start again from the top.
-				offset = 0;
-				continue;
-			}
-			break;
+			// The log is shorter than the remembered offset: start again from the top.
+			if (offset > 0 && previousLast === undefined) offset = 0;
+			else break;
+			continue;
 		}
 		const first = events[0];
-		if (previousLast === undefined && offset > 0 && order !== 'newest-first') {
-			// A remembered offset is safe only when what lies there is handled already.
-			if (first.id > cursor.floor && !seen.has(first.id) && !createdBefore(first, fromDate)) {
-				offset = Math.max(0, offset - pageSize);
-				continue;
-			}
-		}
-		if (previousLast !== undefined && offset > 0 && first.id !== previousLast && !readInScan.has(first.id)) {
-			// The page does not join up with the last one: something shifted the offsets. Read from further back.
+		const unsafeStart = previousLast === undefined && offset > 0 && scan.order !== 'newest-first' && isNew(first);
+		const shifted = previousLast !== undefined && offset > 0 && first.id !== previousLast && !readInScan.has(first.id);
+		if (unsafeStart || shifted) {
+			// A remembered offset is safe only where what lies there is handled; a page must join up with the last one.
 			offset = Math.max(0, offset - pageSize);
 			continue;
 		}
@@ -156,23 +179,25 @@ async function scan(log: EventLog, filter: EventFilter, cursor: Cursor, max: num
 			const event = events[index];
 			if (readInScan.has(event.id)) continue;
 			readInScan.add(event.id);
-			if (event.id <= cursor.floor || seen.has(event.id) || createdBefore(event, fromDate)) continue;
-			positions.set(event.id, offset + index);
-			candidates.push(event);
-			if (candidates.length >= 2 * max) keep();
+			scan.reached = Math.max(scan.reached, event.id);
+			scan.positions.set(event.id, offset + index);
+			// A skipped event is neither run nor passed.
+			if (isNew(event) && skip(event.id)) scan.skippedBelow = Math.min(scan.skippedBelow, event.id);
+			else if (isNew(event)) scan.found.set(event.id, event);
 		}
+		// Memory holds at most twice `max` new events: the highest ids go (a read emits the lowest).
+		if (scan.found.size >= 2 * max) for (const id of [...scan.found.keys()].sort((a, b) => a - b).slice(max)) scan.found.delete(id);
 		const last = events[events.length - 1];
-		// Nothing past the event the page overlaps with: nothing more to read.
-		if (last.id === previousLast) break;
-		if (order === 'newest-first' && (last.id <= cursor.floor || createdBefore(last, fromDate))) break;
-		if (order === 'oldest-first' && candidates.length >= max) break;
+		scan.end = offset + events.length;
+		// Nothing past the event the page overlaps with: nothing more to read. (A longer page that ends with it was pushed down by new events.)
+		if ((events.length === 1 && last.id === previousLast) || endsHere) break;
+		if (scan.order === 'newest-first' && (last.id <= cursor.floor || createdBefore(last, fromDate))) break;
+		if (scan.order === 'oldest-first' && scan.found.size >= max) break;
 		previousLast = last.id;
 		// Overlap by one: the next page must start with this page's last event.
-		offset = offset + events.length - 1;
-		if (page.last) break;
+		offset = scan.end - 1;
 	}
-	keep();
-	return { events: candidates, positions, order, end: offset };
+	scan.done = true;
 }
 
 export interface PollOutcome {
@@ -180,46 +205,71 @@ export interface PollOutcome {
 	events: EventRecord[];
 	/** The cursor once they are emitted. */
 	cursor: Cursor;
+	/** Whether every filter was read to its end (else `events` are those up to where the reads got). */
+	complete: boolean;
 }
 
 /**
- * One poll: the new events of every filter, lowest ids first, at most `max`, and the
- * cursor that follows them. Events beyond `max` stay for the next poll.
+ * One read: the new events of every filter (read side by side), lowest ids first, at most
+ * `max`, and the cursor that follows them. Events beyond `max` stay for the next read.
+ * With `until` (a time), the answer comes then with what was found so far, up to the id
+ * below which every filter was read (oldest-first logs; a newest-first log unread to its
+ * floor gives nothing); with `readOn`, the read goes on and hands it the whole outcome (none if it failed).
+ * `pageTries`: how often a failed page is asked (a long read need not fail for one failed request).
  */
 export async function poll(
 	log: EventLog,
 	filters: EventFilter[],
 	cursor: Cursor,
 	max: number,
-	pageSize = DEFAULT_PAGE_SIZE,
+	options: { pageSize?: number; pageTries?: number; until?: number; skip?: (id: number) => boolean; readOn?: (outcome?: PollOutcome) => void } = {},
 ): Promise<PollOutcome> {
-	const scans: Array<{ filter: EventFilter; result: ScanResult }> = [];
-	const merged = new Map<number, EventRecord>();
-	for (const filter of filters) {
-		const result = await scan(log, filter, cursor, max, pageSize);
-		scans.push({ filter, result });
-		for (const event of result.events) merged.set(event.id, event);
+	const { pageSize = DEFAULT_PAGE_SIZE, pageTries = 1, until, skip = () => false, readOn } = options;
+	const scans: Scan[] = filters.map((filter) => ({ filter, found: new Map(), positions: new Map(), end: cursor.offsets[filterKey(filter)] ?? 0, reached: cursor.floor, skippedBelow: Infinity, done: false }));
+	let stopped = false;
+	const reads = Promise.all(scans.map(async (scan) => await readScan(log, scan, cursor, max, pageSize, pageTries, skip, () => stopped)));
+	if (until === undefined) await reads;
+	else {
+		// n8n 1.x's sleep takes no signal: its timer runs out and does nothing.
+		const over = new AbortController();
+		await Promise.race([reads, sleep(Math.max(0, until - Date.now()), over.signal).catch(() => undefined)]).finally(() => over.abort());
 	}
-	const events = [...merged.values()].sort((a, b) => a.id - b.id).slice(0, max);
-
-	const highest = events.reduce((top, event) => Math.max(top, event.id), 0);
-	const floor = Math.max(cursor.floor, highest - LATE_ID_WINDOW);
-	const seen = uniqueSorted([...cursor.seen, ...events.map((event) => event.id)].filter((id) => id > floor));
-	const emitted = new Set(events.map((event) => event.id));
-
-	const offsets: Record<string, number> = {};
-	for (const { filter, result } of scans) {
-		if (result.order !== 'oldest-first') continue;
-		// The next poll starts at the first event it may still need: one not emitted above the new floor.
-		let first = result.end;
-		for (const [id, position] of result.positions) {
-			if (id > floor && !emitted.has(id)) first = Math.min(first, position);
-		}
-		for (const id of seen) {
-			const position = result.positions.get(id);
-			if (position !== undefined) first = Math.min(first, position);
-		}
-		offsets[filterKey(filter)] = Math.max(0, first - 1);
+	const complete = scans.every((scan) => scan.done);
+	if (!complete) {
+		stopped = !readOn;
+		// A read that failed before the deadline fails the poll; one still under way ends unheard, or read on.
+		reads.then(
+			() => readOn?.(outcomeOf(cursor, scans, max)),
+			() => readOn?.(),
+		);
 	}
-	return { events, cursor: { ...cursor, floor, seen, offsets } };
+	return outcomeOf(cursor, scans, max);
+}
+
+/** What the scans found so far: the lowest new events up to where every filter was read, and the cursor after them. */
+function outcomeOf(cursor: Cursor, scans: Scan[], max: number): PollOutcome {
+	const complete = scans.every((scan) => scan.done);
+	const readUpTo = Math.min(...scans.map((scan) => (scan.done ? Infinity : scan.order === 'oldest-first' ? scan.reached : cursor.floor)));
+	const events = [...new Map(scans.flatMap((scan) => [...scan.found])).values()]
+		.filter((event) => event.id <= readUpTo)
+		.sort((a, b) => a.id - b.id)
+		.slice(0, max);
+	// Gaps are given up only below what was read, and below any event skipped (it may yet run).
+	const settledUpTo = Math.min(readUpTo, ...scans.map((scan) => scan.skippedBelow - 1));
+	return { events, cursor: advance(cursor, events, scans, settledUpTo), complete };
+}
+
+/** The cursor once `events` ran: their ids seen now, the floor settled by this read (every id up to `readUpTo`), and where each oldest-first log's next read starts. */
+function advance(cursor: Cursor, events: EventRecord[], scans: Scan[], readUpTo: number): Cursor {
+	const now = Date.now();
+	const { floor, seen } = settle(cursor.floor, [...cursor.seen, ...events.map((event): Seen => [event.id, now])], { now, upTo: readUpTo });
+	const offsets = { ...cursor.offsets };
+	for (const scan of scans) {
+		if (scan.order !== 'oldest-first') continue;
+		// The next read starts just before the first event above the floor: a late commit lands above the floor, so after it.
+		let first = scan.end;
+		for (const [id, position] of scan.positions) if (id > floor) first = Math.min(first, position);
+		offsets[filterKey(scan.filter)] = Math.max(0, first - 1);
+	}
+	return { ...cursor, floor, seen, offsets };
 }

@@ -18,19 +18,13 @@ export const MAX_PAGES_PER_READER = 5000;
 /** A reader of the event log: one per execution or poll. */
 export class EventLog {
 	private pagesRead = 0;
-	private lastPage?: { key: string; offset: number; ids: string };
+	private lastPage?: { key: string; offset: number; ids: string; repeats: number };
 	/** The longest page the service has given this reader (or for the log, at the last look). */
 	private longestPage = 0;
 
-	/**
-	 * `proveEnd`: only the pages this reader reads measure the service's page cap, not the
-	 * longest page at the last look (which a service that lowered its cap since would
-	 * belie): the fallback read when a faster one missed.
-	 */
 	constructor(
 		private readonly node: INode,
 		private readonly client: ClinicClient,
-		private readonly options: { proveEnd?: boolean } = {},
 	) {}
 
 	/** The credential's topic prefix (for complete topics). */
@@ -68,14 +62,16 @@ export class EventLog {
 
 	/**
 	 * Stops a read that cannot end: a service that ignores `offset` answers the same page
-	 * wherever a reader asks, and a log read page by page has a bound.
+	 * wherever a reader asks (three times in a row: once is what a live log shifting by as
+	 * many events as a small page moves on gives), and a log read page by page has a bound.
 	 */
 	private checkProgress(key: string, offset: number, events: EventRecord[], itemIndex: number): void {
 		const ids = events.map((event) => event.id).join(',');
 		const last = this.lastPage;
-		this.lastPage = { key, offset, ids };
-		if (events.length > 0 && last && last.key === key && last.offset !== offset && last.ids === ids) {
-			throw new NodeOperationError(this.node, 'The event service answered the same page twice: it ignored the offset', {
+		const same = events.length > 0 && !!last && last.key === key && last.offset !== offset && last.ids === ids;
+		this.lastPage = { key, offset, ids, repeats: same ? (last?.repeats ?? 0) + 1 : 0 };
+		if (this.lastPage.repeats >= 2) {
+			throw new NodeOperationError(this.node, 'The event service answered the same page three times: it ignored the offset', {
 				itemIndex,
 				description: 'Stopped instead of reading the same events again. Turn off Return All and use Limit, or set Page Size large enough for all events.',
 			});
@@ -94,15 +90,15 @@ export class EventLog {
 	 * oldest first, the end of the log is found by doubling the offset, then read (or,
 	 * once this process has seen the log, read on from where it ended then).
 	 */
-	async recent(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE, enough?: Enough): Promise<EventRecord[]> {
-		return (await this.tail(filter, max, pageSize, enough)).events;
+	async recent(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<EventRecord[]> {
+		return (await this.tail(filter, max, pageSize)).events;
 	}
 
 	/** `recent`, plus the number of matching events when the service lists oldest first. */
-	async tail(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE, enough?: Enough): Promise<{ events: EventRecord[]; oldestFirstLength?: number }> {
+	async tail(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<{ events: EventRecord[]; oldestFirstLength?: number }> {
 		const endKey = await this.endKey(filter);
 		const known = this.knownEnd(endKey);
-		const fromKnown = known && (await this.tailFromKnownEnd(filter, max, pageSize, known, enough));
+		const fromKnown = known && (await this.tailFromKnownEnd(filter, max, pageSize, known));
 		if (fromKnown) {
 			this.remember(endKey, fromKnown.end);
 			return { events: fromKnown.events, oldestFirstLength: fromKnown.length };
@@ -117,42 +113,16 @@ export class EventLog {
 			let page = first;
 			for (;;) {
 				for (const event of page.events) if (found.size < max) found.set(event.id, event);
-				if (found.size >= max || page.last || order === undefined || enough?.([...found.values()])) break;
+				if (found.size >= max || page.last || order === undefined) break;
 				page = await this.page(filter, page.offset + page.events.length, pageSize);
 				if (page.events.every((event) => found.has(event.id))) break;
 			}
 			return { events: newestFirst([...found.values()]).slice(0, max) };
 		}
 		const end = first.last ? first.events.length : await this.endOffset(filter, first);
-		const back = await this.readBack(filter, end, max, pageSize, enough);
+		const back = await this.readBack(filter, end, max, pageSize);
 		this.remember(endKey, back.end);
 		return { events: back.events, oldestFirstLength: end };
-	}
-
-	/**
-	 * The events logged after `last`, the event at the end of an oldest-first log when this
-	 * process last saw it: read from there on, oldest first, to the end of the log
-	 * (`endsLog`). One request when few were logged since. Undefined when
-	 * `last` is not where the log was last seen to end, when the log does not bear it out at
-	 * its place (reset, shortened, reordered), or when more than `maxPages` pages were logged
-	 * since (`tail` finds that end sooner).
-	 */
-	async readSince(filter: EventFilter, last: EventRecord, pageSize = DEFAULT_PAGE_SIZE, maxPages = 2): Promise<EventRecord[] | undefined> {
-		const endKey = await this.endKey(filter);
-		const known = this.knownEnd(endKey);
-		if (known?.lastId !== last.id) return undefined;
-		const read: EventRecord[] = [];
-		let offset = known.length - 1;
-		for (let pages = 0; pages < maxPages; pages++) {
-			const page = await this.page(filter, offset, pageSize);
-			read.push(...page.events);
-			offset += page.events.length;
-			if (read[0]?.id !== last.id || read[0].created_at !== last.created_at) return undefined;
-			if (read.some((event, i) => i > 0 && event.id <= read[i - 1].id)) return undefined;
-			this.remember(endKey, { length: offset, lastId: read[read.length - 1].id });
-			if (page.last) return read.slice(1);
-		}
-		return undefined;
 	}
 
 	/** The newest `max` events of an oldest-first log of `end` events, read back from its end. */
@@ -161,12 +131,11 @@ export class EventLog {
 		end: number,
 		max: number,
 		pageSize: number,
-		enough?: Enough,
 	): Promise<{ events: EventRecord[]; end?: Omit<KnownEnd, 'longestPage'> }> {
 		const found = new Map<number, EventRecord>();
 		let last: EventRecord | undefined;
 		// A page's worth back at a time, each read up to where the one after it began (pages may come back short).
-		for (let to = end; to > 0 && found.size < max && !(to < end && enough?.([...found.values()])); to = Math.max(0, to - pageSize)) {
+		for (let to = end; to > 0 && found.size < max; to = Math.max(0, to - pageSize)) {
 			for (let offset = Math.max(0, to - pageSize); offset < to; ) {
 				const page = await this.page(filter, offset, pageSize);
 				// Events up to `to` were seen to exist: only an empty page (the log shrank) stops here.
@@ -182,7 +151,7 @@ export class EventLog {
 	/** Where the log ended at the last look; the longest page the service gave then counts for this reader. */
 	private knownEnd(endKey: string): KnownEnd | undefined {
 		const known = logEndOf(endKey);
-		if (known && !this.options.proveEnd) this.longestPage = Math.max(this.longestPage, known.longestPage);
+		if (known) this.longestPage = Math.max(this.longestPage, known.longestPage);
 		return known;
 	}
 
@@ -209,11 +178,9 @@ export class EventLog {
 		max: number,
 		pageSize: number,
 		known: KnownEnd,
-		enough?: Enough,
 	): Promise<{ events: EventRecord[]; length: number; end?: Omit<KnownEnd, 'longestPage'> } | undefined> {
-		// At least two events, for the order; at least `max` (or, when `enough` may end the read
-		// sooner, half a page: one request when fewer were logged since), to answer from these pages alone.
-		const start = Math.max(0, known.length - Math.max(enough ? Math.min(max, Math.floor(pageSize / 2)) : max, 2));
+		// At least two events, for the order; at least `max`, to answer from these pages alone.
+		const start = Math.max(0, known.length - Math.max(max, 2));
 		// A log that grew by more than a few pages since is searched from here on instead.
 		const pagesAllowed = Math.ceil((known.length - start) / pageSize) + 3;
 		const read: EventRecord[] = [];
@@ -228,15 +195,11 @@ export class EventLog {
 		if (read[known.length - 1 - start]?.id !== known.lastId || orderOf(read) === 'newest-first') return undefined;
 		if (end === undefined) {
 			const length = await this.endAfter(filter, start + read.length, pageSize);
-			return { ...(await this.readBack(filter, length, max, pageSize, enough)), length };
+			return { ...(await this.readBack(filter, length, max, pageSize)), length };
 		}
-		// From `start` to the end: at least `max` events, the whole log, or `enough` with the older ones read back.
+		// From `start` to the end: at least `max` events, or the whole log.
 		const lastId = read[read.length - 1].id;
 		const events = newestFirst([...new Map(read.map((event) => [event.id, event])).values()]).slice(0, max);
-		if (events.length < max && start > 0 && enough && !enough(events)) {
-			const older = await this.readBack(filter, start, max - events.length, pageSize, (more) => enough([...events, ...more]));
-			events.push(...older.events.filter((event) => !events.some((seen) => seen.id === event.id)));
-		}
 		return { events, length: end, end: { length: end, lastId } };
 	}
 
@@ -276,6 +239,3 @@ export class EventLog {
 }
 
 export const DEFAULT_PAGE_SIZE = 100;
-
-/** Whether the events read so far (newest first) are all a reader needs: the read stops there. */
-export type Enough = (events: EventRecord[]) => boolean;

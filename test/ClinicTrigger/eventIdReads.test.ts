@@ -4,13 +4,12 @@
  * finds the log's end once; after that a delivery reads on from the cursor's place,
  * whatever the log's length and order. Pages the service caps below the size asked for
  * lose nothing, but cost more: the cursor reads back over the ids it still watches for
- * late arrivals (LATE_ID_WINDOW). The static data is carried from one delivery to the next
+ * late arrivals (LATE_COMMIT_MS). The static data is carried from one delivery to the next
  * as n8n saves it; the log and the request count are the simulator's.
  */
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
-import { LATE_ID_WINDOW } from '../../nodes/shared/eventCursor';
 import { activateTrigger, deliverWebhook } from '../helpers/trigger';
 import type { DeliveryResult } from '../helpers/trigger';
 import { signDelivery, startSimulator } from '../simulator';
@@ -86,19 +85,21 @@ describe.each([
 		expect(Math.max(...reads)).toBeLessThanOrEqual(2);
 	}, 60_000);
 
-	it('pages capped at 7 and 250 events logged since: all run once, oldest first', async () => {
+	it('pages capped at 7 and 250 events logged since: all run once, oldest first, in runs of at most 100', async () => {
 		const deliver = await triggerOn(length, order);
 		await deliver(logEvent().value);
 		sim.onEventsPage((page) => {
 			page.length = Math.min(page.length, 7);
 		});
 		const events = Array.from({ length: 250 }, logEvent);
-		const { result } = await deliver(events[0].value);
-		expect(idsOf(result)).toEqual(events.map((event) => event.id));
+		const runs = [];
+		for (let i = 0; i < 3; i++) runs.push(idsOf((await deliver(events[0].value)).result));
+		expect(runs.map((run) => run.length)).toEqual([100, 100, 50]);
+		expect(runs.flat()).toEqual(events.map((event) => event.id));
 		const next = logEvent();
 		const warm = await deliver(next.value);
 		expect(idsOf(warm.result)).toEqual([next.id]);
-		// Back over the 100 ids watched for late arrivals, 7 at a time, and on to the end.
-		expect(warm.reads).toBeLessThanOrEqual(Math.ceil(LATE_ID_WINDOW / 7) + 3);
+		// Ids that join up move the floor at once: the next read starts near the end.
+		expect(warm.reads).toBeLessThanOrEqual(3);
 	}, 60_000);
 });

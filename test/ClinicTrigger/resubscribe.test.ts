@@ -6,9 +6,9 @@
 import { randomBytes } from 'node:crypto';
 
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
-import { CREDENTIAL_KEPT_MS } from '../../nodes/ClinicTrigger/memory';
-import { activateTrigger } from '../helpers/trigger';
-import { startSimulator } from '../simulator';
+import { ANSWER_WITHIN_MS } from '../../nodes/ClinicTrigger/newEvents';
+import { activateTrigger, deliverWebhook } from '../helpers/trigger';
+import { signDelivery, startSimulator } from '../simulator';
 import type { Simulator } from '../simulator';
 import { PATIENT_CREATED, credentialsFor, live, startReceiver } from './support';
 import type { ReceiverState } from './support';
@@ -70,7 +70,7 @@ describe('a new signing key in the credential', () => {
 		expect(runItems().map((json) => json.eventId)).toEqual([missed.id, next.id]);
 	});
 
-	it(`a key replaced between deliveries: the old key verifies for at most ${CREDENTIAL_KEPT_MS / 1000} s (the credential kept in memory), then the trigger resubscribes`, async () => {
+	it(`a key replaced between deliveries: the old key verifies for at most ${ANSWER_WITHIN_MS / 1000} s (the credential kept in memory), then the trigger resubscribes`, async () => {
 		await activate([PATIENT_UPDATED]);
 		const first = await sim.emit('patient', 'patient-updated', { id: 1 });
 		newSigningKey();
@@ -80,7 +80,7 @@ describe('a new signing key in the credential', () => {
 
 		// Past the bound the credential is read again: the old key no longer verifies.
 		const now = Date.now();
-		const clock = jest.spyOn(Date, 'now').mockImplementation(() => now + CREDENTIAL_KEPT_MS + 1);
+		const clock = jest.spyOn(Date, 'now').mockImplementation(() => now + ANSWER_WITHIN_MS + 1);
 		try {
 			const after = await sim.emit('patient', 'patient-updated', { id: 3 });
 			expect(runItems().slice(2).map((json) => json.eventId)).toEqual([after.id]);
@@ -130,6 +130,27 @@ describe('a new signing key in the credential', () => {
 		const secrets = sim.subscriptions().map((s) => s.authentication_data.secret);
 		for (const secret of secrets) expect(JSON.stringify(failed.error)).not.toContain(secret);
 	});
+});
+
+it('a test run ("Listen for test event") never resubscribes: n8n gives it the production address, where a subscription would outlive the test', async () => {
+	await activate([PATIENT_UPDATED]);
+	const [stale] = live(sim);
+	newSigningKey();
+	sim.clearLog();
+	const raw = Buffer.from(JSON.stringify({ value: { id: 3 } }));
+	const delivered = await deliverWebhook({
+		parameters: state.parameters,
+		store: state.store,
+		staticData: state.staticData,
+		webhookUrl: receiver.webhookUrl(),
+		mode: 'manual',
+		rawBody: raw,
+		headers: { 'content-type': 'application/json', signature: signDelivery(stale.authentication_data.secret, raw) },
+		query: { event: PATIENT_UPDATED },
+	});
+	expect(delivered.error).toBeUndefined();
+	expect(live(sim).map((subscription) => subscription.id)).toEqual([stale.id]);
+	expect(sim.log.filter((entry) => entry.host === 'webhooks' && entry.method === 'POST')).toEqual([]);
 });
 
 describe('a subscription the service stopped', () => {

@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import { CREDENTIAL_KEPT_MS } from '../../nodes/ClinicTrigger/memory';
+import { ANSWER_WITHIN_MS } from '../../nodes/ClinicTrigger/newEvents';
 import { passwordCredentialData } from '../simulator';
 import { ALL_N8N_VERSIONS, importedCredentialId, nodeJson, type N8nServer, type WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
@@ -53,7 +53,7 @@ describe.each(ALL_N8N_VERSIONS)('Clinic Trigger resubscribing in n8n %s', (versi
 			type: 'clinicApi',
 			data: passwordCredentialData(clinic.sim, { webhookSigningKey: randomBytes(32).toString('hex') }),
 		});
-		await new Promise((resolve) => setTimeout(resolve, CREDENTIAL_KEPT_MS + 500));
+		await new Promise((resolve) => setTimeout(resolve, ANSWER_WITHIN_MS + 500));
 	};
 
 	// A test that failed with the service "down" leaves the next one a working service.
