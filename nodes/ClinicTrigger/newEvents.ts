@@ -1,15 +1,15 @@
 /**
  * What a verified delivery runs: the events past the trigger's cursor in the event log,
  * oldest first, each with its `eventId` (the body names none: a delivery only wakes the
- * trigger). Each delivery reads the log itself, from the cursor in the node's static data
- * merged with the newest one n8n confirmed in this process. The events of a run n8n has not
- * answered yet are another delivery's: no read counts them, so a read never goes past a run
- * n8n has not stored, and a refused run's events run with the next delivery (the retry).
+ * trigger). Deliveries arriving together share one read (sharedRead.ts), from the cursor in
+ * the node's static data merged with the newest one n8n confirmed in this process. The events
+ * of a run n8n has not answered yet are another delivery's: no read counts them, so a read never
+ * goes past a run n8n has not stored, and a refused run's events run with the next delivery (the retry).
  */
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, Logger } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
-import { cursorFromNow, isCursor, isHandled, mergeCursors, poll, settle } from '../shared/eventCursor';
+import { cursorFromNow, isCursor, isHandled, mergeCursors, settle } from '../shared/eventCursor';
 import type { Cursor, PollOutcome } from '../shared/eventCursor';
 import { EventLog } from '../shared/eventLog';
 import { eventFilterOf, eventItemOf } from '../shared/eventRecord';
@@ -17,6 +17,8 @@ import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
 import { keepCursorMarkedUntilAnswered } from './cursorSave';
+import { handBack, shareOfNextRead } from './sharedRead';
+import type { ReadBatch, Share } from './sharedRead';
 import type { StoredSubscription } from './storage';
 import type { Setup } from './subscriptions';
 
@@ -31,12 +33,15 @@ const START = 'now';
 
 /**
  * A trigger's record in this process's memory (memory.ts): the newest cursor n8n confirmed, the ids of the runs it
- * has not answered yet, and what a read that went on after its delivery was answered found (`readAhead`, from `base`).
+ * has not answered yet, whether a read is under way and the deliveries waiting for the next, and what a read that
+ * went on after its deliveries were answered found, or a refused run handed back (`readAhead`, from `base`).
  */
 export interface LogReads {
 	confirmed?: Cursor;
 	taken?: Set<number>;
 	reportedBehind?: boolean;
+	reading?: boolean;
+	nextRead?: ReadBatch;
 	readingAhead?: boolean;
 	readAhead?: { base: Cursor; outcome: PollOutcome };
 }
@@ -90,54 +95,28 @@ export async function startingCursor(log: EventLog, filters: EventFilter[], upda
 export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData[] | undefined> {
 	const { response, staticData, memory } = run;
 	const log = new EventLog(run.node, run.client);
-	const answerBy = run.arrived + ANSWER_WITHIN_MS;
-	let events: EventRecord[];
-	let cursor: Cursor;
+	let share: Share;
 	try {
 		const filters = await triggerFilters(run.keys, run.stored, run.client);
 		const saved = await cursorToReadFrom(run, log, filters);
-		// A read that cannot finish in time goes on (one at a time): the next delivery runs what it found.
-		let readOver = false;
-		// What such a read found runs first; this delivery reads on from after it (its own event may be newer).
-		const ahead = takeReadAhead(memory, saved);
-		const from = ahead?.cursor ?? saved;
-		const readOn = (outcome?: PollOutcome) => {
-			readOver = true;
-			memory.readingAhead = false;
-			if (outcome) memory.readAhead = { base: from, outcome };
-		};
-		const readsOn = !memory.readingAhead;
-		// The events of runs n8n has not answered yet in this process are another delivery's: not read as new.
-		const skip = (id: number) => !!memory.taken?.has(id);
-		const fresh = await poll(log, filters, from, MAX_EVENTS_PER_RUN, { until: answerBy, pageTries: 3, skip, readOn: readsOn ? readOn : undefined });
-		if (readsOn && !fresh.complete && !readOver) memory.readingAhead = true;
-		const read = ahead ? { ...fresh, events: [...ahead.events, ...fresh.events] } : fresh;
-		// Events another delivery took meanwhile: all of them, a copy (nothing new, nothing saved); some, the retry reads again.
-		const takenMeanwhile = read.events.filter((event) => skip(event.id)).length;
-		if (takenMeanwhile > 0 && takenMeanwhile === read.events.length) {
-			response.status(200).json(NOTHING_NEW_ANSWER);
-			return undefined;
-		}
-		if (takenMeanwhile > 0) throw new Error('another delivery took some of these events meanwhile');
-		cursor = memory.confirmed ? mergeCursors(read.cursor, memory.confirmed) : read.cursor;
-		events = read.events.filter((event) => !memory.confirmed || !isHandled(memory.confirmed, event.id));
-		if (events.length === 0 && !read.complete) throw new Error(`no answer within ${ANSWER_WITHIN_MS / 1000} s`);
+		share = await shareOfNextRead(memory, { log, filters, maxPerRun: MAX_EVENTS_PER_RUN, answerWithinMs: ANSWER_WITHIN_MS }, saved, run.arrived + ANSWER_WITHIN_MS);
 	} catch (error) {
 		run.logger.warn(`Clinic Trigger "${run.node.name}": the event log could not be read (${(error as Error).message}); nothing ran, the service's retry or the next delivery runs its events`);
 		response.status(503).set('Retry-After', '5').json({ error: 'The event log could not be read: try again' });
 		return undefined;
 	}
-	if (events.length === 0) {
-		if (JSON.stringify(staticData.cursor) !== JSON.stringify(cursor)) staticData.cursor = cursor;
-		memory.confirmed = cursor;
+	const { events, cursor, base } = share;
+	if (events.length === 0 || !cursor || !base) {
+		// Nothing new at all: the cursor moves past gaps given up, and n8n saves it with this answer.
+		if (cursor && JSON.stringify(staticData.cursor) !== JSON.stringify(cursor)) staticData.cursor = cursor;
+		if (cursor) memory.confirmed = cursor;
 		response.status(200).json(NOTHING_NEW_ANSWER);
 		return undefined;
 	}
-	const taken = (memory.taken ??= new Set());
-	for (const event of events) taken.add(event.id);
 	void keepCursorMarkedUntilAnswered(run, cursor).then((stored) => {
 		if (stored) memory.confirmed = memory.confirmed ? mergeCursors(cursor, memory.confirmed) : cursor;
-		for (const event of events) taken.delete(event.id);
+		for (const event of events) memory.taken?.delete(event.id);
+		if (!stored) handBack(memory, { events, cursor, base });
 	});
 	const receivedAt = new Date().toISOString();
 	return events.map((event) => ({ json: eventItemOf(event, { receivedAt }) }));
@@ -158,17 +137,4 @@ async function cursorToReadFrom(run: DeliveryRun, log: EventLog, filters: EventF
 		);
 	}
 	return merged;
-}
-
-/**
- * What an earlier read that went on found, for a delivery from `saved`: its events `saved` does not count as
- * handled (every one up to where it read, as long as `saved` handles all its base did). Taken once.
- */
-function takeReadAhead(memory: LogReads, saved: Cursor): PollOutcome | undefined {
-	const ahead = memory.readAhead;
-	memory.readAhead = undefined;
-	if (!ahead || ahead.base.floor > saved.floor || ahead.base.seen.some(([id]) => !isHandled(saved, id))) return undefined;
-	const events = ahead.outcome.events.filter((event) => !isHandled(saved, event.id));
-	if (events.some((event) => memory.taken?.has(event.id))) return undefined;
-	return events.length > 0 ? { events, cursor: mergeCursors(ahead.outcome.cursor, saved), complete: true } : undefined;
 }

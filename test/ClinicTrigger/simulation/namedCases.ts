@@ -85,6 +85,20 @@ export const namedCases: NamedCase[] = [
 		check: (verdict) => expect(Math.max(...verdict.runSizes)).toBeLessThanOrEqual(200),
 	},
 	{
+		name: 'a burst of 300 events, each delivered twice at once: deliveries arriving together share reads of the log',
+		versions: [1, 2],
+		seed: 20,
+		setup: base({ copyAtOnce: 1, readMs: (r) => r.int(50, 400), retryMs: [700, 700, 700] }, { storeMs: [200, 1_500] }),
+		script: (world) => {
+			for (let i = 0; i < 300; i++) world.at(1_000 + i * 3, () => world.emitOurs());
+		},
+		check: (verdict) => {
+			// One read under way and one going on after its delivery was answered, at most.
+			expect(verdict.logReads.mostAtOnce).toBeLessThanOrEqual(2);
+			expect(verdict.logReads.count).toBeLessThan(verdict.deliveryTries / 2);
+		},
+	},
+	{
 		name: 'an Event Log Trigger polling in the same workflow makes nothing run twice',
 		versions: [1, 2],
 		seed: 14,

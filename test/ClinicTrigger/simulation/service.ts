@@ -66,6 +66,8 @@ export class ClinicService {
 	readonly events: LoggedEvent[] = [];
 	readonly subscriptions: Subscription[] = [];
 	readonly tries: DeliveryTry[] = [];
+	/** `GET /events` requests: how many, how many under way now, and the most at once (the load the trigger puts on the log). */
+	readonly logReads = { count: 0, underWay: 0, mostAtOnce: 0 };
 	/** Whether the subscriptions deliver (false: the service stopped them, a backlog piles up). */
 	delivering = true;
 	private nextId = 1000;
@@ -151,7 +153,10 @@ export class ClinicService {
 
 	/** `GET /events`: the parameters from the JSON body, as the contract declares them. */
 	private async listEvents(body: Record<string, unknown>): Promise<Answer> {
-		await sleep(this.shape.readMs(this.random));
+		const reads = this.logReads;
+		reads.count++;
+		reads.mostAtOnce = Math.max(reads.mostAtOnce, ++reads.underWay);
+		await sleep(this.shape.readMs(this.random)).finally(() => reads.underWay--);
 		if (this.random.chance(this.shape.readFailure)) return { statusCode: 500, headers: {}, body: { error: 'Internal error' } };
 		const offset = Number(body.offset ?? 0);
 		const limit = Math.min(Number(body.limit ?? 25), this.shape.pageCap);

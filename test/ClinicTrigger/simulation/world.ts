@@ -69,6 +69,9 @@ export interface Verdict {
 	/** How many events each of the Clinic Trigger's runs held. */
 	runSizes: number[];
 	warnings: string[];
+	/** The service's `GET /events` load: requests, the most at once, and delivery tries. */
+	logReads: ClinicService['logReads'];
+	deliveryTries: number;
 }
 
 const trigger: INode = {
@@ -183,7 +186,10 @@ function judge(n8n: N8nModel, service: ClinicService, ours: number[], started: n
 		if (lives.size < ran.length) violations.push(`event ${id} ran ${ran.length} times (${ran.join(', ')}) in one life of one process`);
 	}
 	// Late: no answer within the wait, from a process that lived, whose trigger had not returned by then (a slow store is n8n's).
-	const late = service.tries.filter((tried) => tried.answeredAt === undefined && !tried.cutOff && !(tried.returnedAt !== undefined && tried.returnedAt - tried.sentAt <= service.shape.waitMs));
+	// A try sent less than the wait before the verdict is not late yet.
+	const late = service.tries.filter(
+		(tried) => tried.answeredAt === undefined && !tried.cutOff && tried.sentAt + service.shape.waitMs <= Date.now() && !(tried.returnedAt !== undefined && tried.returnedAt - tried.sentAt <= service.shape.waitMs),
+	);
 	if (late.length > 0) violations.push(`${late.length} delivery tries got no answer within the service's ${service.shape.waitMs / 1000} s wait (first at ${late[0].sentAt - started} ms, event ${late[0].eventId})`);
-	return { violations, ours, runs: triggerRuns.length, runSizes: triggerRuns.map((run) => run.items.length), warnings: [] };
+	return { violations, ours, runs: triggerRuns.length, runSizes: triggerRuns.map((run) => run.items.length), warnings: [], logReads: { ...service.logReads }, deliveryTries: service.tries.length };
 }

@@ -1,0 +1,147 @@
+/**
+ * Deliveries arriving together share one read of the log: one read is under way per trigger
+ * in a process, and the deliveries that arrive meanwhile wait for the next one, which starts
+ * when it ends (a read that began before a delivery arrived may miss its event). Of those
+ * sharing a read, one runs what it found and the others are answered as nothing new, or,
+ * when the read found more than one run holds, wait for the next read and run the rest.
+ */
+import { sleep } from 'n8n-workflow';
+
+import { isHandled, mergeCursors, poll } from '../shared/eventCursor';
+import type { Cursor, PollOutcome } from '../shared/eventCursor';
+import type { EventLog } from '../shared/eventLog';
+import type { EventFilter, EventRecord } from '../shared/eventRecord';
+import type { LogReads } from './newEvents';
+
+/** How often a read asks for a page that failed. */
+const PAGE_TRIES = 5;
+
+/** What a delivery gets: the events it runs (none: another delivery runs them, or none are new), when it may save one the cursor after them, and the cursor the read started from. */
+export type Share = { events: EventRecord[]; cursor?: Cursor; base?: Cursor };
+
+/** A delivery waiting for a read; `ends` stops its deadline's timer. */
+type Waiter = { saved: Cursor; answerBy: number; started: boolean; resolve: (share: Share) => void; reject: (error: Error) => void; ends: AbortController };
+
+/** The deliveries waiting for the next read, and what it reads with. */
+export type ReadBatch = { waiters: Waiter[]; log: EventLog; filters: EventFilter[] };
+
+/** The read's settings: at most `maxPerRun` events a run. */
+export interface ReadSettings {
+	log: EventLog;
+	filters: EventFilter[];
+	maxPerRun: number;
+	answerWithinMs: number;
+}
+
+/** The delivery's share of the next read from `saved`; rejects when the log fails or no read answered by `answerBy`. */
+export async function shareOfNextRead(memory: LogReads, settings: ReadSettings, saved: Cursor, answerBy: number): Promise<Share> {
+	return await new Promise<Share>((resolve, reject) => {
+		const waiter: Waiter = { saved, answerBy, started: false, resolve, reject, ends: new AbortController() };
+		// A read under way answers its deliveries by their time; one still waiting for its read is answered 503 then.
+		void sleep(Math.max(0, answerBy - Date.now()), waiter.ends.signal).then(
+			() => !waiter.started && settle(waiter, notInTime(settings)),
+			() => undefined,
+		);
+		waitForNextRead(memory, settings, waiter);
+	});
+}
+
+const notInTime = (settings: ReadSettings) => new Error(`no answer within ${settings.answerWithinMs / 1000} s`);
+
+function waitForNextRead(memory: LogReads, settings: ReadSettings, waiter: Waiter): void {
+	if (Date.now() >= waiter.answerBy) return settle(waiter, notInTime(settings));
+	waiter.started = false;
+	const batch = (memory.nextRead ??= { waiters: [], log: settings.log, filters: settings.filters });
+	batch.waiters.push(waiter);
+	if (!memory.reading) void readNext(memory, settings);
+}
+
+function settle(waiter: Waiter, answer: Share | Error): void {
+	waiter.ends.abort();
+	if (answer instanceof Error) waiter.reject(answer);
+	else waiter.resolve(answer);
+}
+
+async function readNext(memory: LogReads, settings: ReadSettings): Promise<void> {
+	const batch = memory.nextRead;
+	memory.nextRead = undefined;
+	const waiters = batch?.waiters.filter((waiter) => !waiter.ends.signal.aborted) ?? [];
+	if (!batch || waiters.length === 0) return;
+	memory.reading = true;
+	for (const waiter of waiters) waiter.started = true;
+	try {
+		const saved = waiters.map((waiter) => waiter.saved).reduce((one, other) => mergeCursors(one, other));
+		const read = await readPast(memory, batch, settings, saved, Math.min(...waiters.map((waiter) => waiter.answerBy)));
+		// Decided in one synchronous step, before the next read starts: one delivery runs them, the others find them taken.
+		shareOut(memory, settings, read, waiters, saved);
+	} catch (error) {
+		for (const waiter of waiters) settle(waiter, error as Error);
+	} finally {
+		memory.reading = false;
+		void readNext(memory, settings);
+	}
+}
+
+/**
+ * One read from `saved` until `until`: what an earlier read that went on found first, then the log after it.
+ * A read that cannot finish in time goes on (one at a time), and hands what it found to the next read.
+ */
+async function readPast(memory: LogReads, batch: ReadBatch, settings: ReadSettings, saved: Cursor, until: number): Promise<PollOutcome> {
+	const ahead = takeReadAhead(memory, saved);
+	const from = ahead?.cursor ?? saved;
+	let readOver = false;
+	const readOn = (outcome?: PollOutcome) => {
+		readOver = true;
+		memory.readingAhead = false;
+		// A refused run's events, handed back for its retry, stay first.
+		if (outcome) memory.readAhead ??= { base: from, outcome };
+	};
+	const readsOn = !memory.readingAhead;
+	const skip = (id: number) => !!memory.taken?.has(id);
+	// A failed page is asked again: a read that goes on for minutes need not fail for one failed request.
+	const fresh = await poll(batch.log, batch.filters, from, settings.maxPerRun, { until, pageTries: PAGE_TRIES, skip, readOn: readsOn ? readOn : undefined });
+	if (readsOn && !fresh.complete && !readOver) memory.readingAhead = true;
+	return ahead ? { ...fresh, events: [...ahead.events, ...fresh.events] } : fresh;
+}
+
+/** Hands the read to its deliveries: events of runs n8n has not answered yet, or that it confirmed, are not new. */
+function shareOut(memory: LogReads, settings: ReadSettings, read: PollOutcome, waiters: Waiter[], base: Cursor): void {
+	const taken = (memory.taken ??= new Set());
+	const { confirmed } = memory;
+	const takenMeanwhile = read.events.filter((event) => taken.has(event.id)).length;
+	// Some taken, some not: the cursor would count the taken ones; the retries read again.
+	if (takenMeanwhile > 0 && takenMeanwhile < read.events.length) throw new Error('another delivery took some of these events meanwhile');
+	const cursor = confirmed ? mergeCursors(read.cursor, confirmed) : read.cursor;
+	const events = takenMeanwhile > 0 ? [] : read.events.filter((event) => !confirmed || !isHandled(confirmed, event.id));
+	if (events.length === 0 && takenMeanwhile === 0 && !read.complete) throw notInTime(settings);
+	// More new events than this run holds: the other deliveries run them with the next read.
+	const more = !read.complete || read.events.length >= settings.maxPerRun;
+	const [runner, ...others] = events.length > 0 ? waiters : [];
+	if (runner) {
+		for (const event of events) taken.add(event.id);
+		settle(runner, { events, cursor, base });
+	}
+	for (const waiter of runner ? others : waiters) {
+		if (events.length === 0 && takenMeanwhile === 0) settle(waiter, { events: [], cursor });
+		else if (more) waitForNextRead(memory, settings, waiter);
+		else settle(waiter, { events: [] });
+	}
+}
+
+/**
+ * What an earlier read that went on found, for a read from `saved`: its events `saved` does not count as
+ * handled (every one up to where it read, as long as `saved` handles all its base did). Taken once.
+ */
+function takeReadAhead(memory: LogReads, saved: Cursor): PollOutcome | undefined {
+	const ahead = memory.readAhead;
+	memory.readAhead = undefined;
+	if (!ahead || ahead.base.floor > saved.floor || ahead.base.seen.some(([id]) => !isHandled(saved, id))) return undefined;
+	const events = ahead.outcome.events.filter((event) => !isHandled(saved, event.id));
+	if (events.some((event) => memory.taken?.has(event.id))) return undefined;
+	return events.length > 0 ? { events, cursor: mergeCursors(ahead.outcome.cursor, saved), complete: true } : undefined;
+}
+
+/** A run n8n refused: its events are what the next read runs first (the service's retry), not read again from the log. */
+export function handBack(memory: LogReads, share: Required<Share>): void {
+	memory.readAhead = { base: share.base, outcome: { events: share.events, cursor: share.cursor, complete: true } };
+}
