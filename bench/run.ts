@@ -18,6 +18,7 @@ import { measureDatabaseWork } from './databaseWork';
 import { measureDeliveries } from './deliveries';
 import { measureDiagnostics } from './diagnostics';
 import { measureEvents } from './events';
+import { measureLogReads } from './logReads';
 import type { Bench, BenchOptions, SectionResult } from './lib/bench';
 import { machineInfo } from './lib/machine';
 import { benchContext } from './lib/n8n';
@@ -42,6 +43,7 @@ const MEASUREMENTS: Array<{ id: number; title: string; run: (bench: Bench) => Pr
 	{ id: 9, title: '9. Queue mode: 1,000 webhook-started executions on 2 workers, Clinic node vs HTTP Request node', run: measureQueue },
 	{ id: 10, title: "10. A burst of repeated deliveries with n8n's defaults", run: async (bench) => await measureDeliveries(bench, true) },
 	{ id: 11, title: '11. Database work of a burst: Clinic Trigger vs Webhook node', run: measureDatabaseWork },
+	{ id: 12, title: "12. The Clinic Trigger's reads of the event log", run: measureLogReads },
 ];
 
 interface Args extends BenchOptions {

@@ -59,6 +59,8 @@ export class SimState {
 	readonly internalErrors: string[] = [];
 	eventParams: EventParamsMode = 'body';
 	eventOrder: EventOrder = 'oldest-first';
+	/** The most events a GET /events page holds, below the contract's own cap (a service that pages small). */
+	eventsPageCap: number | undefined = undefined;
 	afterEventsPage: ((page: EventRecord[]) => void) | null = null;
 
 	constructor(readonly options: ResolvedOptions) {
@@ -248,6 +250,7 @@ export class SimState {
 		this.faults.clear();
 		this.eventParams = 'body';
 		this.eventOrder = 'oldest-first';
+		this.eventsPageCap = undefined;
 		this.afterEventsPage = null;
 	}
 }

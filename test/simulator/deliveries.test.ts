@@ -86,6 +86,22 @@ describe('a delivery', () => {
 		expect(removed.received).toHaveLength(0);
 	});
 
+	test('a late commit: the id is taken at once, the event shows in the log among higher ids and is delivered only later', async () => {
+		const target = await receiver();
+		await subscribe(sim, token, { url: target.url, suffix: 'patient', eventName: 'patient-updated' });
+		const late = sim.emitLate('patient', 'patient-updated', { id: 7 }, 300);
+		const after = await sim.emit('patient', 'patient-updated', { id: 8 });
+		expect(after.id).toBe(late.id + 1);
+		const listedBefore = await request(`${sim.webhooksBaseUrl}/events`, { headers: bearer(token) });
+		expect(listedBefore.json.map((event: { id: number }) => event.id)).toEqual([after.id]);
+		expect(target.received).toHaveLength(1);
+		const record = await late.record;
+		expect(record.id).toBe(late.id);
+		expect(target.received).toHaveLength(2);
+		const listed = await request(`${sim.webhooksBaseUrl}/events`, { headers: bearer(token) });
+		expect(listed.json.map((event: { id: number }) => event.id)).toEqual([late.id, after.id]);
+	});
+
 	test('carries each subscription its own signature over the same bytes', async () => {
 		const target = await receiver();
 		await subscribe(sim, token, { url: target.url, suffix: 'invoice', eventName: 'invoice-updated', secret: 'one' });

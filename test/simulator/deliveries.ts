@@ -143,8 +143,7 @@ export class EventBus {
 		}
 	}
 
-	private record(suffix: string, name: string, value: unknown, createdAt = renderTime(new Date(), this.options.timestamps, 'event')): EventRecord {
-		const id = this.nextEventId++;
+	private record(suffix: string, name: string, value: unknown, createdAt = renderTime(new Date(), this.options.timestamps, 'event'), id = this.nextEventId++): EventRecord {
 		const record: EventRecord = {
 			id,
 			topic: fullTopic(this.options.topicPrefix, suffix),
@@ -163,14 +162,35 @@ export class EventBus {
 			created_at: createdAt,
 			logs: [],
 		};
-		this.events.push(record);
+		// In id order: an event committed late lands among those logged after its id was taken.
+		if ((this.events.at(-1)?.id ?? 0) < id) this.events.push(record);
+		else this.events.splice(this.events.findIndex((event) => event.id > id), 0, record);
 		return record;
 	}
 
 	/** Records an event and starts its deliveries; `settled` resolves when they are all done. */
 	emit(suffix: string, name: string, value: unknown): { record: EventRecord; settled: Promise<void> } {
 		assertCatalogEvent(suffix, name);
-		const record = this.record(suffix, name, value);
+		return this.deliverRecorded(this.record(suffix, name, value));
+	}
+
+	/**
+	 * An event whose transaction commits `commitAfterMs` after its id was taken: the id is taken
+	 * now, and the event shows in the log (among events with higher ids) and is delivered then.
+	 */
+	emitLate(suffix: string, name: string, value: unknown, commitAfterMs: number): { id: number; committed: Promise<{ record: EventRecord; settled: Promise<void> }> } {
+		assertCatalogEvent(suffix, name);
+		const id = this.nextEventId++;
+		const takenAt = renderTime(new Date(), this.options.timestamps, 'event');
+		const committed = new Promise<{ record: EventRecord; settled: Promise<void> }>((resolve) => {
+			setTimeout(() => resolve(this.deliverRecorded(this.record(suffix, name, value, takenAt, id))), commitAfterMs);
+		});
+		return { id, committed };
+	}
+
+	private deliverRecorded(record: EventRecord): { record: EventRecord; settled: Promise<void> } {
+		const { name } = record;
+		const value = record.value;
 		const targets = this.subscriptions.filter(
 			(s) => s.status === 'enabled' && s.event_topic === record.topic && s.event_name === name,
 		);

@@ -233,10 +233,23 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		setDeliveryBody: (shape) => state.setDeliveryBody(shape),
 		setEventParams: (mode) => state.setEventParams(mode),
 		setEventOrder: (order) => state.setEventOrder(order),
+		setEventsPageCap: (cap) => {
+			state.eventsPageCap = cap;
+		},
 		onEventsPage: (hook) => {
 			state.afterEventsPage = hook;
 		},
 		emit: (suffix, name, value) => state.emitAndSettle(suffix, name, value),
+		emitLate: (suffix, name, value, commitAfterMs) => {
+			const { id, committed } = state.bus.emitLate(suffix, name, value, commitAfterMs);
+			return {
+				id,
+				record: committed.then(async ({ record, settled }) => {
+					await settled;
+					return record;
+				}),
+			};
+		},
 		finishConsultation: () => state.finishConsultation(),
 		seedEvents: (count, suffix, name, valueOf) => state.seedEvents(count, suffix, name, valueOf),
 		seedInvoices: (count) => state.seedInvoices(count),

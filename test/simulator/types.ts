@@ -295,6 +295,8 @@ export interface Simulator {
 	setEventParams(mode: EventParamsMode): void;
 	/** Order of GET /events (default 'oldest-first'). */
 	setEventOrder(order: EventOrder): void;
+	/** At most this many events a GET /events page (a service that pages small); undefined: the contract's cap. */
+	setEventsPageCap(cap: number | undefined): void;
 	/**
 	 * Called after each GET /events page is computed and before it is answered (in process
 	 * only): tests insert events "between two page requests" here. null removes it.
@@ -306,6 +308,11 @@ export interface Simulator {
 	 * event's deliveries, retries and duplicates are done. Throws on names not in the catalog.
 	 */
 	emit(topicSuffix: string, eventName: string, value: unknown): Promise<EventRecord>;
+	/**
+	 * An event whose transaction commits late: its id is taken now, and it shows in the log (among
+	 * events with higher ids) and is delivered `commitAfterMs` later. `record` resolves when its deliveries are done.
+	 */
+	emitLate(topicSuffix: string, eventName: string, value: unknown, commitAfterMs: number): { id: number; record: Promise<EventRecord> };
 	/** A new finished consultation with a chargeable invoice of its own, and its consultation-finished event emitted (`POST /_sim/finish-consultation`). */
 	finishConsultation(): Promise<EventRecord>;
 	/**

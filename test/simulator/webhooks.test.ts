@@ -187,6 +187,16 @@ describe('GET /events', () => {
 		});
 	});
 
+	test('a service that pages small: setEventsPageCap caps every page, reset lifts it', async () => {
+		sim.seedEvents(25);
+		sim.setEventsPageCap(3);
+		expect((await events({ limit: 100 })).json.map((e: { id: number }) => e.id)).toEqual([1, 2, 3]);
+		expect((await events({ offset: 3, topic: 'clinic-38729.patient' })).json.map((e: { id: number }) => e.id)).toEqual([4, 5, 6]);
+		sim.reset();
+		sim.seedEvents(25);
+		expect((await events({ limit: 100 })).json).toHaveLength(25);
+	});
+
 	test('by default reads offset, limit, topic and name only from a JSON body on the GET, as the spec declares', async () => {
 		sim.seedEvents(5);
 		sim.seedEvents(5, 'invoice', 'invoice-updated');

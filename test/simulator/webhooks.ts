@@ -130,6 +130,7 @@ function listEvents(state: SimState, call: Call): Reply {
 		}
 	}
 	if (Object.keys(errors).length > 0) throw invalid(errors);
+	limit = Math.min(limit, state.eventsPageCap ?? limit);
 	const topic = params.topic as string | undefined;
 	const name = params.name as string | undefined;
 

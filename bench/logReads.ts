@@ -1,0 +1,88 @@
+/**
+ * (12) The Clinic Trigger's reads of the event log: `GET /events` requests per delivery, for a
+ * short and a long log of the trigger's event kind, listed oldest first and newest first. Per
+ * case a fresh `n8n start` with the trigger active; 3 deliveries warm it up (its first read
+ * and sign-in), then 10 deliveries one after the other and a burst of 100 events each
+ * delivered twice at once, every event logged just before it is sent (as the service does).
+ * The requests are those the simulator saw while each part ran.
+ */
+import type { Bench, Goal, SectionResult } from './lib/bench';
+import { importAll } from './lib/bench';
+import { accepted, markedDuplicate } from './lib/deliveryRuns';
+import { addresses, deliveryLog, receiverSetup } from './lib/receivers';
+import { sendAll } from './lib/sender';
+import { table } from './lib/stats';
+import { clinicCredential } from './lib/workflows';
+import { SERVER_ENV } from './deliveries';
+import { startN8n } from '../test/e2e/harness';
+
+const ORDERS = ['oldest-first', 'newest-first'] as const;
+const WARM_UP = 3;
+const ONE_BY_ONE = 10;
+const BURST_EVENTS = 100;
+
+type Row = { order: string; logged: number; oneByOne: number; burst: number; burstSent: number; runs: number };
+
+export async function measureLogReads(bench: Bench): Promise<SectionResult> {
+	const { sim, options, ctx } = bench;
+	const sizes = [20, options.quick ? 2_000 : 20_000];
+	const rows: Row[] = [];
+	const problems: string[] = [];
+	for (const order of ORDERS) {
+		for (const logged of sizes) {
+			const { logEvent, bodies } = deliveryLog(sim, logged);
+			sim.setEventOrder(order);
+			const credential = clinicCredential(sim, `bench 12 ${order} ${logged}`);
+			const setup = receiverSetup(credential, 1.1);
+			await importAll(bench, [credential], [setup.workflows.trigger]);
+			bench.log(`[12] ${order}, ${logged} events logged: starting n8n`);
+			const server = await startN8n(ctx, { env: SERVER_ENV });
+			try {
+				await server.activateWorkflow(setup.workflows.trigger.id!);
+				if (ctx.asyncPublication) await server.waitForPublication(setup.workflows.trigger.id!);
+				const target = addresses(setup, server, sim).trigger;
+				const send = async (sent: Buffer[], concurrency: number, logFirst: boolean) => {
+					if (logFirst) sent.forEach(logEvent);
+					sim.clearLog();
+					const { answers } = await sendAll(target.url, sent, target.headers, concurrency, logFirst ? undefined : (i) => logEvent(sent[i]));
+					const reads = sim.log.filter((entry) => entry.path === '/events').length;
+					const notAccepted = answers.filter((answer) => !accepted(answer)).length;
+					if (notAccepted > 0) problems.push(`${order}, ${logged} logged: ${notAccepted} deliveries not accepted`);
+					return { reads, runs: answers.filter((answer) => accepted(answer) && !markedDuplicate(answer)).length };
+				};
+				await send(bodies('warm-up', WARM_UP), 1, false);
+				const oneByOne = await send(bodies('one-by-one', ONE_BY_ONE), 1, false);
+				const events = bodies('burst', BURST_EVENTS);
+				const burst = await send(
+					events.flatMap((body) => [body, body]),
+					BURST_EVENTS * 2,
+					true,
+				);
+				rows.push({ order, logged, oneByOne: oneByOne.reads / ONE_BY_ONE, burst: burst.reads, burstSent: BURST_EVENTS * 2, runs: burst.runs });
+				bench.log(`[12] ${order}, ${logged}: ${oneByOne.reads} GET /events for ${ONE_BY_ONE} deliveries one by one; ${burst.reads} for a burst of ${BURST_EVENTS * 2}`);
+				await server.deactivateWorkflow(setup.workflows.trigger.id!);
+			} finally {
+				await server.stop();
+			}
+		}
+	}
+	const worst = Math.max(...rows.map((row) => row.oneByOne));
+	const goals: Goal[] = [
+		{
+			text: '(12) Once warm, the Clinic Trigger reads the log with at most 2 `GET /events` per delivery, short or long log, either order',
+			met: rows.length === ORDERS.length * sizes.length && problems.length === 0 ? worst <= 2 : undefined,
+			detail: problems.length > 0 ? problems.join('; ') : `at most ${worst.toFixed(1)} per delivery`,
+		},
+	];
+	const markdown = [
+		`A fresh \`n8n start\` per case, the Clinic Trigger active, its event kind logged ${sizes.join(' or ')} times before; ${WARM_UP} ` +
+			`deliveries warm it up, then ${ONE_BY_ONE} deliveries one after the other and a burst of ${BURST_EVENTS} events each ` +
+			'delivered twice at once. `GET /events`: the requests the simulator saw while each part ran.',
+		'',
+		table(
+			['List order', 'events logged', 'GET /events per delivery, one by one', 'GET /events for the burst', 'per burst delivery', 'runs of the burst'],
+			rows.map((row) => [row.order, String(row.logged), row.oneByOne.toFixed(1), String(row.burst), (row.burst / row.burstSent).toFixed(2), String(row.runs)]),
+		),
+	].join('\n');
+	return { title: "12. The Clinic Trigger's reads of the event log", markdown, goals };
+}
