@@ -107,8 +107,11 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	}
 	const { events, cursor, base } = share;
 	if (events.length === 0 || !cursor || !base) {
-		// Nothing new at all: the cursor moves past gaps given up, and n8n saves it with this answer.
-		if (cursor && JSON.stringify(staticData.cursor) !== JSON.stringify(cursor)) staticData.cursor = cursor;
+		// Nothing new at all: a cursor that counts more as handled than what was saved or confirmed (gaps given up) is
+		// saved with this answer. Only then: n8n writes static data written to, and a burst's deliveries would each write it.
+		const saved = isCursor(staticData.cursor) ? staticData.cursor : undefined;
+		const known = saved && memory.confirmed ? mergeCursors(saved, memory.confirmed) : (saved ?? memory.confirmed);
+		if (cursor && countsMore(cursor, known)) staticData.cursor = cursor;
 		if (cursor) memory.confirmed = cursor;
 		response.status(200).json(NOTHING_NEW_ANSWER);
 		return undefined;
@@ -137,4 +140,9 @@ async function cursorToReadFrom(run: DeliveryRun, log: EventLog, filters: EventF
 		);
 	}
 	return merged;
+}
+
+/** Whether `cursor` counts as handled an id that `saved` (a cursor or not) does not. */
+function countsMore(cursor: Cursor, saved: unknown): boolean {
+	return !isCursor(saved) || cursor.start !== saved.start || cursor.floor > saved.floor || cursor.seen.some(([id]) => !isHandled(saved, id));
 }

@@ -53,7 +53,8 @@ export function isCursor(value: unknown): value is Cursor {
 	const cursor = value as Cursor | undefined;
 	if (!cursor || typeof cursor !== 'object' || typeof cursor.floor !== 'number' || !Array.isArray(cursor.seen) || typeof cursor.start !== 'string') return false;
 	if (!cursor.offsets || typeof cursor.offsets !== 'object') return false;
-	cursor.seen = cursor.seen.map((entry: Seen | number) => (typeof entry === 'number' ? [entry, 0] : entry));
+	// Written only when old: n8n saves static data that was written to, a database write per delivery.
+	if (cursor.seen.some((entry: Seen | number) => typeof entry === 'number')) cursor.seen = cursor.seen.map((entry: Seen | number) => (typeof entry === 'number' ? [entry, 0] : entry));
 	return true;
 }
 

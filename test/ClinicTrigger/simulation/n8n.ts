@@ -93,7 +93,13 @@ export class N8nProcess implements ProcessHandle {
 }
 
 export class N8nModel {
-	readonly db = { staticData: {} as IDataObject, runs: [] as StoredRun[], active: false };
+	readonly db = { staticData: {} as IDataObject, runs: [] as StoredRun[], active: false, staticDataSaves: 0 };
+
+	/** n8n writes the workflow's static data, whole (a database write). */
+	private saveStaticData(staticData: IDataObject): void {
+		this.db.staticData = staticData;
+		this.db.staticDataSaves++;
+	}
 	/** Events whose run n8n 1.x answered and then lost with a killed process (n8n's own loss). */
 	readonly lostByN8n = new Set<number>();
 	private poller?: { staticData: IDataObject; changed: boolean };
@@ -140,7 +146,7 @@ export class N8nModel {
 			}
 		}
 		if (!handle.alive()) return await never;
-		if (changed()) this.db.staticData = copy(staticData);
+		if (changed()) this.saveStaticData(copy(staticData));
 		this.db.active = true;
 		if (this.pollerNode) this.poller = { staticData: observable(copy(this.db.staticData), () => this.poller && (this.poller.changed = true)), changed: false };
 	}
@@ -153,7 +159,7 @@ export class N8nModel {
 		const { staticData, changed } = this.load();
 		await process.nodes.trigger.webhookMethods!.default!.delete.call(hookContext(handle, this.setupOf(this.trigger, staticData, 'trigger')) as never);
 		if (!handle.alive()) return await never;
-		if (changed()) this.db.staticData = copy(staticData);
+		if (changed()) this.saveStaticData(copy(staticData));
 	}
 
 	/** One poll of the poller in the same workflow, on the main; when it emits, n8n saves the copy it holds, whole. */
@@ -165,7 +171,7 @@ export class N8nModel {
 		if (!handle.alive() || this.poller !== poller) return;
 		if (result) {
 			this.db.runs.push({ node: this.pollerNode.name, process: 0, life: this.main.life, items: result[0].map((item) => item.json) });
-			this.db.staticData = copy(poller.staticData);
+			this.saveStaticData(copy(poller.staticData));
 		}
 	}
 
@@ -195,7 +201,7 @@ export class N8nModel {
 		if (!handle.alive()) return await never;
 		const items = result.workflowData?.[0];
 		if (!items) {
-			if (changed()) this.db.staticData = copy(staticData);
+			if (changed()) this.saveStaticData(copy(staticData));
 			return response.writableFinished ? response.statusCode : 200;
 		}
 		return await this.storeRun(process, handle, items, loaded, response);
@@ -204,7 +210,7 @@ export class N8nModel {
 	private async storeRun(process: N8nProcess, handle: ProcessHandle, items: INodeExecutionData[], { staticData, changed, clearMark }: Loaded, response: SimResponse): Promise<number> {
 		const run: StoredRun = { node: this.trigger.name, process: process.index, life: process.life, items: items.map((item) => item.json) };
 		if (this.version === 1) {
-			if (changed()) this.db.staticData = copy(staticData);
+			if (changed()) this.saveStaticData(copy(staticData));
 			response.status(200).end();
 			void sleep(this.settings.storeMs()).then(() => {
 				if (handle.alive()) this.db.runs.push(run);
@@ -222,7 +228,7 @@ export class N8nModel {
 			return 500;
 		}
 		this.db.runs.push(run);
-		if (changed()) this.db.staticData = copy(staticData);
+		if (changed()) this.saveStaticData(copy(staticData));
 		response.status(200).end();
 		return 200;
 	}
