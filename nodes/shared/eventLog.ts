@@ -1,16 +1,32 @@
 /**
  * The webhook service's event log (`GET /events`): where its parameters travel, how pages
- * are read, what an answer looks like, how an event is shown to users, and where each log
- * ended when this process last looked.
+ * are read, where the log ends, and what an answer looks like.
  */
 import type { IDataObject, INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { ClinicClient } from './transport';
-import { endsLog, forgetLogEnd, logEndOf, rememberEnd } from './eventLogEnds';
-import type { EventPage, KnownEnd } from './eventLogEnds';
 import { eventRecordsOf, newestFirst, orderOf } from './eventRecord';
 import type { EventFilter, EventRecord } from './eventRecord';
+
+/** One page of the event log, as the service lists it, plus what was asked for. */
+export interface EventPage {
+	offset: number;
+	limit: number;
+	events: EventRecord[];
+	/** The log ends with this page (`endsLog`). */
+	last: boolean;
+}
+
+/**
+ * The end of the event log: the one rule every reader follows. The service's largest page
+ * is not documented, so a page shorter than asked may only be its cap. A page ends the log
+ * when it comes back empty, or shorter than asked and shorter than the longest page the
+ * service has given for this log (a cap is at least that long).
+ */
+export function endsLog(length: number, asked: number, longestPage: number): boolean {
+	return length === 0 || (length < asked && length < longestPage);
+}
 
 /** Pages one reader reads at most: no loop over the log runs without bound. */
 export const MAX_PAGES_PER_READER = 5000;
@@ -19,7 +35,7 @@ export const MAX_PAGES_PER_READER = 5000;
 export class EventLog {
 	private pagesRead = 0;
 	private lastPage?: { key: string; offset: number; ids: string; repeats: number };
-	/** The longest page the service has given this reader (or for the log, at the last look). */
+	/** The longest page the service has given this reader. */
 	private longestPage = 0;
 
 	constructor(
@@ -87,8 +103,7 @@ export class EventLog {
 	/**
 	 * The most recent events matching the filter, newest first, at most `max`. Works
 	 * whichever order the service lists in: newest first, the first pages hold them;
-	 * oldest first, the end of the log is found by doubling the offset, then read (or,
-	 * once this process has seen the log, read on from where it ended then).
+	 * oldest first, the end of the log is found by doubling the offset, then read back.
 	 */
 	async recent(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<EventRecord[]> {
 		return (await this.tail(filter, max, pageSize)).events;
@@ -96,14 +111,6 @@ export class EventLog {
 
 	/** `recent`, plus the number of matching events when the service lists oldest first. */
 	async tail(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<{ events: EventRecord[]; oldestFirstLength?: number }> {
-		const endKey = await this.endKey(filter);
-		const known = this.knownEnd(endKey);
-		const fromKnown = known && (await this.tailFromKnownEnd(filter, max, pageSize, known));
-		if (fromKnown) {
-			this.remember(endKey, fromKnown.end);
-			return { events: fromKnown.events, oldestFirstLength: fromKnown.length };
-		}
-		forgetLogEnd(endKey);
 		const first = await this.page(filter, 0, pageSize);
 		if (first.events.length === 0) return { events: [] };
 		const order = orderOf(first.events);
@@ -120,87 +127,18 @@ export class EventLog {
 			return { events: newestFirst([...found.values()]).slice(0, max) };
 		}
 		const end = first.last ? first.events.length : await this.endOffset(filter, first);
-		const back = await this.readBack(filter, end, max, pageSize);
-		this.remember(endKey, back.end);
-		return { events: back.events, oldestFirstLength: end };
-	}
-
-	/** The newest `max` events of an oldest-first log of `end` events, read back from its end. */
-	private async readBack(
-		filter: EventFilter,
-		end: number,
-		max: number,
-		pageSize: number,
-	): Promise<{ events: EventRecord[]; end?: Omit<KnownEnd, 'longestPage'> }> {
 		const found = new Map<number, EventRecord>();
-		let last: EventRecord | undefined;
 		// A page's worth back at a time, each read up to where the one after it began (pages may come back short).
 		for (let to = end; to > 0 && found.size < max; to = Math.max(0, to - pageSize)) {
 			for (let offset = Math.max(0, to - pageSize); offset < to; ) {
 				const page = await this.page(filter, offset, pageSize);
 				// Events up to `to` were seen to exist: only an empty page (the log shrank) stops here.
 				if (page.events.length === 0) break;
-				last ??= page.events[end - 1 - offset];
 				for (const event of page.events) found.set(event.id, event);
 				offset += page.events.length;
 			}
 		}
-		return { events: newestFirst([...found.values()]).slice(0, max), end: last && { length: end, lastId: last.id } };
-	}
-
-	/** Where the log ended at the last look; the longest page the service gave then counts for this reader. */
-	private knownEnd(endKey: string): KnownEnd | undefined {
-		const known = logEndOf(endKey);
-		if (known) this.longestPage = Math.max(this.longestPage, known.longestPage);
-		return known;
-	}
-
-	private remember(endKey: string, end: Omit<KnownEnd, 'longestPage'> | undefined): void {
-		if (end) rememberEnd(endKey, { ...end, longestPage: this.longestPage });
-	}
-
-	/** Which remembered end is this log's: one log per service, topic and event name. */
-	private async endKey(filter: EventFilter): Promise<string> {
-		const { webhookBaseUrl } = await this.client.integrationSettings();
-		return [webhookBaseUrl, filter.topic ?? '', filter.name ?? ''].join('\n');
-	}
-
-	/**
-	 * `tail` from where an oldest-first log ended at the last look: read forward from a
-	 * little before that end to the end of the log (`endsLog`). Usually one request instead
-	 * of 2·log2(n/page).
-	 * Undefined, so that the caller searches as if nothing were known, when the pages do
-	 * not bear the remembered end out: the event there is another one or gone (the log
-	 * shrank or was reset), or the ids do not ascend (the service lists newest first now).
-	 */
-	private async tailFromKnownEnd(
-		filter: EventFilter,
-		max: number,
-		pageSize: number,
-		known: KnownEnd,
-	): Promise<{ events: EventRecord[]; length: number; end?: Omit<KnownEnd, 'longestPage'> } | undefined> {
-		// At least two events, for the order; at least `max`, to answer from these pages alone.
-		const start = Math.max(0, known.length - Math.max(max, 2));
-		// A log that grew by more than a few pages since is searched from here on instead.
-		const pagesAllowed = Math.ceil((known.length - start) / pageSize) + 3;
-		const read: EventRecord[] = [];
-		let end: number | undefined;
-		for (let offset = start, pages = 0; end === undefined && pages < pagesAllowed; pages++) {
-			const page = await this.page(filter, offset, pageSize);
-			read.push(...page.events);
-			offset += page.events.length;
-			if (page.last) end = offset;
-		}
-		// The remembered last event still at its offset: the log up to there is the one seen before.
-		if (read[known.length - 1 - start]?.id !== known.lastId || orderOf(read) === 'newest-first') return undefined;
-		if (end === undefined) {
-			const length = await this.endAfter(filter, start + read.length, pageSize);
-			return { ...(await this.readBack(filter, length, max, pageSize)), length };
-		}
-		// From `start` to the end: at least `max` events, or the whole log.
-		const lastId = read[read.length - 1].id;
-		const events = newestFirst([...new Map(read.map((event) => [event.id, event])).values()]).slice(0, max);
-		return { events, length: end, end: { length: end, lastId } };
+		return { events: newestFirst([...found.values()]).slice(0, max), oldestFirstLength: end };
 	}
 
 	/**
@@ -210,11 +148,8 @@ export class EventLog {
 	 * requests instead of reading the whole log.
 	 */
 	async endOffset(filter: EventFilter, first: EventPage): Promise<number> {
-		return await this.endAfter(filter, first.events.length, Math.max(first.events.length, 1));
-	}
-
-	/** `endOffset`, given that the first `known` events exist; the offset grows by `step` first. */
-	private async endAfter(filter: EventFilter, known: number, step: number): Promise<number> {
+		let known = first.events.length;
+		let step = Math.max(known, 1);
 		let empty: number | undefined;
 		while (empty === undefined) {
 			const offset = known - 1 + step;

@@ -1,9 +1,9 @@
 /**
- * The one end-of-log rule (nodes/shared/eventLogEnds.ts `endsLog`), which Event Get Many, the
+ * The one end-of-log rule (nodes/shared/eventLog.ts `endsLog`), which Event Get Many, the
  * Clinic Trigger's duplicate check, resubscribe catch-up and the Event Log Trigger's cursor
  * all read through `EventPage.last`.
  */
-import { endsLog } from '../../nodes/shared/eventLogEnds';
+import { endsLog } from '../../nodes/shared/eventLog';
 
 describe('endsLog: where the event log ends', () => {
 	test.each([

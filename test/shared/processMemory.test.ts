@@ -16,7 +16,6 @@ describe('process memory', () => {
 		const stores = processStores();
 		expect(stores.map((store) => store.name).sort()).toEqual(
 			[
-				'event log ends',
 				'host limiters',
 				'newest refresh token of each chain',
 				'pending sign-ins',
