@@ -82,7 +82,7 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	# version within their lane (test/e2e/harness/laneServer.ts): the faults and editor lanes.
 	burst="clinicTriggerBurst.test.ts queueMode.test.ts getBody.test.ts strictService.test.ts clinicTrigger.test.ts"
 	faults="faults.test.ts clinicTriggerCursor.test.ts clinicActions.test.ts"
-	polls="eventLogTrigger.test.ts n8n3Defaults.test.ts harness.test.ts patientData.test.ts"
+	polls="eventLogTrigger.test.ts clinicTriggerCrash.test.ts n8n3Defaults.test.ts harness.test.ts patientData.test.ts"
 	# Not about load, but timed by n8n's REST answers: run once the lanes are done, on a quiet
 	# machine (n8n 2.41's SQLite, busy beside a burst, times out its package update).
 	quiet="installer.test.ts"

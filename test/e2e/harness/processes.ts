@@ -164,7 +164,7 @@ export function pidAlive(pid: number): boolean {
 }
 
 /** As `stopProcess`, for a process group known by its leader's pid only. */
-export async function stopPid(pid: number, graceMs = 20_000): Promise<void> {
+export async function stopPid(pid: number, graceMs = 20_000, first: NodeJS.Signals = 'SIGTERM'): Promise<void> {
 	const signal = (name: NodeJS.Signals) => {
 		try {
 			process.kill(-pid, name);
@@ -172,7 +172,7 @@ export async function stopPid(pid: number, graceMs = 20_000): Promise<void> {
 			// gone
 		}
 	};
-	signal('SIGTERM');
+	signal(first);
 	const deadline = Date.now() + graceMs;
 	while (pidAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
 	signal('SIGKILL');
@@ -301,6 +301,16 @@ export class LoggedProcess {
 
 	logTail(lines = 60): string {
 		return `----- ${this.logFile} (last ${lines} lines)\n${tailFile(this.logFile, lines)}`;
+	}
+
+	/** SIGKILL at once, as the OOM killer or a pulled plug does: no shutdown at all. Resolves once it is gone. */
+	async kill(): Promise<void> {
+		if (this.child) {
+			if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+			const exited = once(this.child, 'exit');
+			killGroup(this.child, 'SIGKILL');
+			await exited;
+		} else if (this.releasedPid !== undefined) await stopPid(this.releasedPid, 0, 'SIGKILL');
 	}
 
 	/** SIGTERM (graceful shutdown), SIGKILL after `graceMs`. */

@@ -1,0 +1,85 @@
+/**
+ * n8n killed (SIGKILL, as the OOM killer or a pulled plug does) in the middle of a burst of
+ * deliveries, the service's retries spent while it is down. n8n 2.x stores a run before it
+ * saves the trigger's cursor and answers, so no event is lost: after the restart each one
+ * has run, or sits in a run n8n kept (cut off: its items are there). n8n 2.41 runs the runs
+ * it stored and had not started when it starts again; the first delivery after the start
+ * runs those events a second time when the kill came between storing a run and saving the
+ * cursor, as crash recovery may. Within each life of n8n, no event runs twice. n8n 1.x saves static data and answers
+ * before it stores the run, so a run lost at the crash is lost in n8n itself
+ * (docs/triggers.md); its model is the simulation's (test/ClinicTrigger/cursor.simulation.test.ts).
+ */
+import type { Simulator } from '../simulator';
+import { N8N_VERSIONS, isFinished, nodeJson, nodesThatRan, readExecutionsWhen, startN8n, type Execution } from './harness';
+import { useClinicN8n } from './support/clinicN8n';
+import { clinicTriggerWorkflow } from './support/workflows';
+
+const TRIGGER = 'Patient Updated';
+const BURST = 60;
+const KILL_AFTER = 25;
+
+const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
+const patient = (sim: Simulator, id: number) => sim.emit('patient', 'patient-updated', { id, first_name: 'Ana' });
+
+/** The events a run holds: its trigger's output, or, in a run cut off before the trigger's node ran, the items n8n stored to run. */
+function eventIdsOf(execution: Execution): number[] {
+	if (nodesThatRan(execution).includes(TRIGGER)) return nodeJson(execution, TRIGGER).map((json) => Number(json.eventId));
+	const stack = (execution.data as { executionData?: { nodeExecutionStack?: Array<{ node?: { name?: string }; data?: { main?: Array<Array<{ json: { eventId?: unknown } }> | null> } }> } } | null | undefined)
+		?.executionData?.nodeExecutionStack;
+	return (stack ?? [])
+		.filter((entry) => entry.node?.name === TRIGGER)
+		.flatMap((entry) => entry.data?.main?.[0] ?? [])
+		.map((item) => Number(item.json.eventId));
+}
+
+describe.each([N8N_VERSIONS.v2])('Clinic Trigger, n8n %s killed in the middle of a burst', (version) => {
+	const clinic = useClinicN8n({
+		version,
+		label: 'trigger-crash',
+		// The service waits 5 s for an answer and retries a second later: its tries are spent while n8n is down.
+		simulator: { allowHttpCallbacks: true, deliveryRetryDelayMs: 1_000, deliveryTimeoutMs: 5_000 },
+		workflows: () => [clinicTriggerWorkflow({ name: 'Patient updated (crash)', webhookId: '3f6d2b8e-1c4a-4e7f-9b2d-5a8c0e6f1b05', nodeName: TRIGGER })],
+	});
+	const { n8n } = clinic;
+
+	it(
+		'loses no event: each ran or sits in a run n8n kept, none twice within one life of n8n',
+		n8n.run(async (ctx) => {
+			const id = clinic.workflowIds[0];
+			await clinic.server.activateWorkflow(id);
+			const sent: Array<Promise<{ id: number }>> = [];
+			for (let i = 0; i < BURST; i++) {
+				sent.push(patient(clinic.sim, 70_000 + i));
+				await sleep(40);
+				if (i === KILL_AFTER) await clinic.server.kill();
+			}
+			const ids = (await Promise.all(sent)).map((event) => event.id);
+			const unanswered = clinic.sim.events().filter((event) => ids.includes(event.id) && event.logs.every((log) => log.response_code === null));
+			// The kill came in the middle: some events' tries all went unanswered.
+			expect(unanswered.length).toBeGreaterThan(0);
+
+			const restartedAt = Date.now();
+			clinic.server = await startN8n(ctx);
+			if (ctx.asyncPublication) await clinic.server.waitForPublication(id);
+			// The first delivery after the start runs what is in the log past the saved cursor.
+			const wake = (await patient(clinic.sim, 70_100)).id;
+			ids.push(wake);
+
+			const runsOf = await readExecutionsWhen(clinic.server, id, `a run holding each of the ${ids.length} events`, {
+				// Every run since the start is over (one cut off by the kill may stay as n8n left it).
+				ready: (listed) => listed.every((execution) => isFinished(execution) || Date.parse(execution.startedAt) < restartedAt),
+				pick: (executions) => {
+					const perEvent = new Map(ids.map((eventId) => [eventId, executions.filter((execution) => eventIdsOf(execution).includes(eventId))]));
+					return [...perEvent.values()].every((runs) => runs.length > 0) ? perEvent : undefined;
+				},
+				timeoutMs: 3 * 60_000,
+			});
+			// The one delivery after the start started the runs of this life (n8n may also run now the runs it stored before the kill and never started).
+			const sinceStart = (run: Execution) => eventIdsOf(run).includes(wake);
+			const twiceInOneLife = (runs: Execution[]) => runs.filter(sinceStart).length > 1 || runs.filter((run) => !sinceStart(run)).length > 1;
+			const describe = ([eventId, runs]: [number, Execution[]]) => `${eventId}: ${runs.map((run) => `${run.id} ${run.status}${sinceStart(run) ? ' (since the start)' : ''}`).join(', ')}`;
+			expect([...runsOf].filter(([, runs]) => twiceInOneLife(runs)).map(describe)).toEqual([]);
+		}),
+		10 * 60_000,
+	);
+});
