@@ -14,14 +14,14 @@ import { sendAll } from './lib/sender';
 import { table } from './lib/stats';
 import { clinicCredential } from './lib/workflows';
 import { SERVER_ENV } from './deliveries';
-import { startN8n } from '../test/e2e/harness';
+import { startN8n, waitFor } from '../test/e2e/harness';
 
 const ORDERS = ['oldest-first', 'newest-first'] as const;
 const WARM_UP = 3;
 const ONE_BY_ONE = 10;
 const BURST_EVENTS = 100;
 
-type Row = { order: string; logged: number; oneByOne: number; burst: number; burstSent: number; runs: number };
+type Row = { order: string; logged: number; oneByOne: number; burst: number; burstSent: number; runs: number; burstRefused: string };
 
 export async function measureLogReads(bench: Bench): Promise<SectionResult> {
 	const { sim, options, ctx } = bench;
@@ -46,9 +46,11 @@ export async function measureLogReads(bench: Bench): Promise<SectionResult> {
 					sim.clearLog();
 					const { answers } = await sendAll(target.url, sent, target.headers, concurrency, logFirst ? undefined : (i) => logEvent(sent[i]));
 					const reads = sim.log.filter((entry) => entry.path === '/events').length;
-					const notAccepted = answers.filter((answer) => !accepted(answer)).length;
-					if (notAccepted > 0) problems.push(`${order}, ${logged} logged: ${notAccepted} deliveries not accepted`);
-					return { reads, runs: answers.filter((answer) => accepted(answer) && !markedDuplicate(answer)).length };
+					const notAccepted = answers.filter((answer) => !accepted(answer));
+					const refused = notAccepted.length === 0 ? '0' : `${notAccepted.length} (${[...new Set(notAccepted.map((answer) => answer.status))].join(', ')})`;
+					// One by one, every delivery is accepted; in a burst the service tries a 503 again (counted in the table).
+					if (notAccepted.length > 0 && concurrency === 1) problems.push(`${order}, ${logged} logged: ${refused} deliveries one by one not accepted`);
+					return { reads, refused, runs: answers.filter((answer) => accepted(answer) && !markedDuplicate(answer)).length };
 				};
 				await send(bodies('warm-up', WARM_UP), 1, false);
 				const oneByOne = await send(bodies('one-by-one', ONE_BY_ONE), 1, false);
@@ -58,9 +60,11 @@ export async function measureLogReads(bench: Bench): Promise<SectionResult> {
 					BURST_EVENTS * 2,
 					true,
 				);
-				rows.push({ order, logged, oneByOne: oneByOne.reads / ONE_BY_ONE, burst: burst.reads, burstSent: BURST_EVENTS * 2, runs: burst.runs });
+				rows.push({ order, logged, oneByOne: oneByOne.reads / ONE_BY_ONE, burst: burst.reads, burstSent: BURST_EVENTS * 2, runs: burst.runs, burstRefused: burst.refused });
 				bench.log(`[12] ${order}, ${logged}: ${oneByOne.reads} GET /events for ${ONE_BY_ONE} deliveries one by one; ${burst.reads} for a burst of ${BURST_EVENTS * 2}`);
-				await server.deactivateWorkflow(setup.workflows.trigger.id!);
+				// After a burst n8n may answer "Database is not ready!" for a while (its database ping timed out).
+				const deactivated = async () => await server.deactivateWorkflow(setup.workflows.trigger.id!).then(() => true, () => undefined);
+				await waitFor('the workflow deactivated', deactivated, { timeoutMs: 120_000, intervalMs: 2_000 });
 			} finally {
 				await server.stop();
 			}
@@ -77,11 +81,13 @@ export async function measureLogReads(bench: Bench): Promise<SectionResult> {
 	const markdown = [
 		`A fresh \`n8n start\` per case, the Clinic Trigger active, its event kind logged ${sizes.join(' or ')} times before; ${WARM_UP} ` +
 			`deliveries warm it up, then ${ONE_BY_ONE} deliveries one after the other and a burst of ${BURST_EVENTS} events each ` +
-			'delivered twice at once. `GET /events`: the requests the simulator saw while each part ran.',
+			'delivered twice at once. `GET /events`: the requests the simulator saw while each part ran. The 200 deliveries of the burst reach ' +
+			"n8n in the same moment: a delivery whose read of the log has not ended within 4 s of n8n handing it to the trigger (n8n's work " +
+			'on the other deliveries delays the reads) is answered `503`, and the service tries it again.',
 		'',
 		table(
-			['List order', 'events logged', 'GET /events per delivery, one by one', 'GET /events for the burst', 'per burst delivery', 'runs of the burst'],
-			rows.map((row) => [row.order, String(row.logged), row.oneByOne.toFixed(1), String(row.burst), (row.burst / row.burstSent).toFixed(2), String(row.runs)]),
+			['List order', 'events logged', 'GET /events per delivery, one by one', 'GET /events for the burst', 'per burst delivery', 'runs of the burst', 'burst deliveries not accepted'],
+			rows.map((row) => [row.order, String(row.logged), row.oneByOne.toFixed(1), String(row.burst), (row.burst / row.burstSent).toFixed(2), String(row.runs), row.burstRefused]),
 		),
 	].join('\n');
 	return { title: "12. The Clinic Trigger's reads of the event log", markdown, goals };

@@ -98,6 +98,23 @@ export const namedCases: NamedCase[] = [
 			expect(verdict.logReads.count).toBeLessThan(verdict.deliveryTries / 2);
 			// n8n writes static data that a delivery wrote to: deliveries that run nothing write nothing.
 			expect(verdict.staticDataSaves).toBeLessThan(verdict.deliveryTries / 4);
+			// The log answers within 400 ms: every delivery is answered 200.
+			expect(verdict.answered503).toBe(0);
+		},
+	},
+	{
+		name: 'a burst logged at once: 100 events, each delivered twice, every delivery at the same moment',
+		versions: [1, 2],
+		seed: 21,
+		setup: base({ copyAtOnce: 1, readMs: (r) => r.int(20, 200), retryMs: [700, 700, 700] }, { storeMs: [200, 1_500] }),
+		script: (world) => {
+			world.at(1_000, () => {
+				for (let i = 0; i < 100; i++) world.emitOurs();
+			});
+		},
+		check: (verdict) => {
+			expect(verdict.answered503).toBe(0);
+			expect(verdict.logReads.count).toBeLessThan(verdict.deliveryTries / 2);
 		},
 	},
 	{

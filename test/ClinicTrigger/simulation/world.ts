@@ -72,6 +72,8 @@ export interface Verdict {
 	/** The service's `GET /events` load: requests, the most at once, and delivery tries. */
 	logReads: ClinicService['logReads'];
 	deliveryTries: number;
+	/** How many tries the trigger answered 503 (the log not read in time, or failing): the service tries them again. */
+	answered503: number;
 	/** How often n8n wrote the workflow's static data. */
 	staticDataSaves: number;
 }
@@ -193,5 +195,5 @@ function judge(n8n: N8nModel, service: ClinicService, ours: number[], started: n
 		(tried) => tried.answeredAt === undefined && !tried.cutOff && tried.sentAt + service.shape.waitMs <= Date.now() && !(tried.returnedAt !== undefined && tried.returnedAt - tried.sentAt <= service.shape.waitMs),
 	);
 	if (late.length > 0) violations.push(`${late.length} delivery tries got no answer within the service's ${service.shape.waitMs / 1000} s wait (first at ${late[0].sentAt - started} ms, event ${late[0].eventId})`);
-	return { violations, ours, runs: triggerRuns.length, runSizes: triggerRuns.map((run) => run.items.length), warnings: [], logReads: { ...service.logReads }, deliveryTries: service.tries.length, staticDataSaves: n8n.db.staticDataSaves };
+	return { violations, ours, runs: triggerRuns.length, runSizes: triggerRuns.map((run) => run.items.length), warnings: [], logReads: { ...service.logReads }, deliveryTries: service.tries.length, answered503: service.tries.filter((tried) => tried.status === 503).length, staticDataSaves: n8n.db.staticDataSaves };
 }
