@@ -9,7 +9,7 @@
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, Logger } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
-import { cursorFromNow, isCursor, isHandled, mergeCursors, settle } from '../shared/eventCursor';
+import { cursorFromNow, handlesAll, isCursor, mergeCursors, settle } from '../shared/eventCursor';
 import type { Cursor, PollOutcome } from '../shared/eventCursor';
 import { EventLog } from '../shared/eventLog';
 import { eventFilterOf, eventItemOf } from '../shared/eventRecord';
@@ -131,9 +131,7 @@ async function cursorToReadFrom(run: DeliveryRun, log: EventLog, filters: EventF
 	const { confirmed } = run.memory;
 	if (!confirmed) return saved;
 	const merged = mergeCursors(saved, confirmed);
-	const settled = settle(saved.floor, saved.seen);
-	const behind = merged.floor > settled.floor || merged.seen.some(([id]) => !isHandled({ ...saved, ...settled }, id));
-	if (behind && !run.memory.reportedBehind) {
+	if (!handlesAll({ ...saved, ...settle(saved.floor, saved.seen) }, merged) && !run.memory.reportedBehind) {
 		run.memory.reportedBehind = true;
 		run.logger.warn(
 			`Clinic Trigger "${run.node.name}": the cursor n8n saved is behind the events this n8n process ran. Another node in this workflow (a polling trigger such as the Clinic Event Log Trigger, or a second Clinic Trigger) saved an older copy of the workflow's static data, another n8n process did, or n8n did not save the cursor with a run. Those events do not run again while this process runs; keep the Clinic Trigger alone in its workflow.`,
@@ -144,5 +142,5 @@ async function cursorToReadFrom(run: DeliveryRun, log: EventLog, filters: EventF
 
 /** Whether `cursor` counts as handled an id that `saved` (a cursor or not) does not. */
 function countsMore(cursor: Cursor, saved: unknown): boolean {
-	return !isCursor(saved) || cursor.start !== saved.start || cursor.floor > saved.floor || cursor.seen.some(([id]) => !isHandled(saved, id));
+	return !isCursor(saved) || cursor.start !== saved.start || !handlesAll(saved, cursor);
 }

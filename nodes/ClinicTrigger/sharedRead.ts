@@ -7,7 +7,7 @@
  */
 import { sleep } from 'n8n-workflow';
 
-import { isHandled, mergeCursors, poll } from '../shared/eventCursor';
+import { handlesAll, isHandled, mergeCursors, poll } from '../shared/eventCursor';
 import type { Cursor, PollOutcome } from '../shared/eventCursor';
 import type { EventLog } from '../shared/eventLog';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
@@ -135,7 +135,7 @@ function shareOut(memory: LogReads, settings: ReadSettings, read: PollOutcome, w
 function takeReadAhead(memory: LogReads, saved: Cursor): PollOutcome | undefined {
 	const ahead = memory.readAhead;
 	memory.readAhead = undefined;
-	if (!ahead || ahead.base.floor > saved.floor || ahead.base.seen.some(([id]) => !isHandled(saved, id))) return undefined;
+	if (!ahead || !handlesAll(saved, ahead.base)) return undefined;
 	const events = ahead.outcome.events.filter((event) => !isHandled(saved, event.id));
 	if (events.some((event) => memory.taken?.has(event.id))) return undefined;
 	return events.length > 0 ? { events, cursor: mergeCursors(ahead.outcome.cursor, saved), complete: true } : undefined;

@@ -63,6 +63,11 @@ export function isHandled(cursor: Cursor, id: number): boolean {
 	return id <= cursor.floor || cursor.seen.some(([seen]) => seen === id);
 }
 
+/** Whether `cursor` counts as handled every id `other` does. */
+export function handlesAll(cursor: Cursor, other: Pick<Cursor, 'floor' | 'seen'>): boolean {
+	return other.floor <= cursor.floor && other.seen.every(([id]) => isHandled(cursor, id));
+}
+
 /**
  * Moves the floor past seen ids that join it, and, with `read` (a read at `now` that read every id up
  * to `upTo`), past gaps that read found still open LATE_COMMIT_MS after an id above them was first seen.
