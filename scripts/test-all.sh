@@ -82,10 +82,11 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	# version within their lane (test/e2e/harness/laneServer.ts): the faults and editor lanes.
 	burst="clinicTriggerBurst.test.ts queueMode.test.ts getBody.test.ts strictService.test.ts clinicTrigger.test.ts"
 	faults="faults.test.ts clinicTriggerCursor.test.ts clinicActions.test.ts"
-	polls="eventLogTrigger.test.ts clinicTriggerCrash.test.ts n8n3Defaults.test.ts harness.test.ts patientData.test.ts"
-	# Not about load, but timed by n8n's REST answers: run once the lanes are done, on a quiet
-	# machine (n8n 2.41's SQLite, busy beside a burst, times out its package update).
-	quiet="installer.test.ts"
+	polls="eventLogTrigger.test.ts n8n3Defaults.test.ts harness.test.ts patientData.test.ts"
+	# Run once the lanes are done, on a quiet machine: the installer is timed by n8n's REST
+	# answers (n8n 2.41's SQLite, busy beside a burst, times out its package update), and the
+	# crash test's restarts would load the browser's lane.
+	quiet="installer.test.ts clinicTriggerCrash.test.ts"
 	editor="editorBrowser.test.ts triggerResubscribe.test.ts demo.test.ts parallelRequests.test.ts aiAgent.test.ts mcp.test.ts unverifiedPackages.test.ts signInFailures.test.ts"
 	# Every test file is in exactly one lane (a file left out would never run).
 	for file in test/e2e/*.test.ts; do
