@@ -100,9 +100,17 @@ describe(`n8n 3 defaults on n8n ${N8N_VERSIONS.v2} in queue mode: manual runs on
 	it(
 		"a manual run of the Clinic node runs on the worker and gets the consultation",
 		n8n.run(async () => {
-			const { executionId } = await runManually(manualId, MANUAL_TRIGGER);
-			expect(executionId).toBeDefined();
-			const execution = await finishedExecution(executionId!);
+			let executionId: string | undefined;
+			let execution: Execution;
+			// The worker checks the fixed consultation ID within 250 ms of wall-clock time: on a machine the suite keeps
+			// busy it can time out and refuse the run before anything is sent (harness/manualRun.ts), so the run is asked again.
+			for (let attempt = 1; ; attempt++) {
+				({ executionId } = await runManually(manualId, MANUAL_TRIGGER));
+				expect(executionId).toBeDefined();
+				execution = await finishedExecution(executionId!);
+				const refused = execution.status === 'error' && JSON.stringify(execution.data ?? {}).includes('Regular expression execution timed out');
+				if (!refused || attempt >= 5) break;
+			}
 			expect(execution.status).toBe('success');
 			expect(execution.mode).toBe('manual');
 			expect(nodeJson(execution, CLINIC)).toEqual([expect.objectContaining({ id: 1 })]);
