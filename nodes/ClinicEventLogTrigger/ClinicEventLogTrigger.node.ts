@@ -17,7 +17,7 @@ import { eventFilterOf, eventItemOf, redactEvent } from '../shared/eventRecord';
 import { shapeTriggerItems } from '../shared/output';
 import { eventOutputProperties } from '../shared/outputProperties';
 import { timeoutMsOf } from '../shared/timeoutOption';
-import { cursorFromDate, cursorFromId, cursorFromNow, isCursor, poll } from '../shared/eventCursor';
+import { cursorFromDate, cursorFromId, cursorFromNow, poll, savedCursor } from '../shared/eventCursor';
 import type { Cursor } from '../shared/eventCursor';
 import { DEFAULT_MAX_EVENTS_PER_POLL, MAX_EVENTS_PER_POLL_LIMIT, eventLogTriggerProperties } from './description';
 
@@ -65,9 +65,10 @@ export class ClinicEventLogTrigger implements INodeType {
 		const max = maxEventsOf(this, options);
 		const start = startOf(this);
 		const staticData = this.getWorkflowStaticData('node');
+		const saved = savedCursor(staticData);
 		let cursor: Cursor;
-		if (isCursor(staticData.cursor) && staticData.cursor.start === start.key) {
-			cursor = staticData.cursor;
+		if (saved && saved.start === start.key) {
+			cursor = saved;
 		} else {
 			cursor =
 				start.kind === 'now'

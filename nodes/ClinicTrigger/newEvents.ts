@@ -9,7 +9,7 @@
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, Logger } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
-import { cursorFromNow, handlesAll, isCursor, mergeCursors, settle } from '../shared/eventCursor';
+import { cursorFromNow, handlesAll, mergeCursors, savedCursor, settle } from '../shared/eventCursor';
 import type { Cursor, PollOutcome } from '../shared/eventCursor';
 import { EventLog } from '../shared/eventLog';
 import { eventFilterOf, eventItemOf } from '../shared/eventRecord';
@@ -42,7 +42,7 @@ export interface LogReads {
 	reportedBehind?: boolean;
 	reading?: boolean;
 	nextRead?: ReadBatch;
-	readingAhead?: boolean;
+	finishingLate?: boolean;
 	readAhead?: { base: Cursor; outcome: PollOutcome };
 }
 
@@ -95,11 +95,12 @@ export async function startingCursor(log: EventLog, filters: EventFilter[], upda
 export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData[] | undefined> {
 	const { response, staticData, memory } = run;
 	const log = new EventLog(run.node, run.client);
+	const saved = savedCursor(staticData);
 	let share: Share;
 	try {
 		const filters = await triggerFilters(run.keys, run.stored, run.client);
-		const saved = await cursorToReadFrom(run, log, filters);
-		share = await shareOfNextRead(memory, { log, filters, maxPerRun: MAX_EVENTS_PER_RUN, answerWithinMs: ANSWER_WITHIN_MS }, saved, run.arrived + ANSWER_WITHIN_MS);
+		const from = cursorToReadFrom(run, saved ?? (await startingCursor(log, filters, run.webhookUrl)));
+		share = await shareOfNextRead(memory, { log, filters, maxPerRun: MAX_EVENTS_PER_RUN, answerWithinMs: ANSWER_WITHIN_MS }, from, run.arrived + ANSWER_WITHIN_MS);
 	} catch (error) {
 		run.logger.warn(`Clinic Trigger "${run.node.name}": the event log could not be read (${(error as Error).message}); nothing ran, the service's retry or the next delivery runs its events`);
 		response.status(503).set('Retry-After', '5').json({ error: 'The event log could not be read: try again' });
@@ -109,9 +110,8 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	if (events.length === 0 || !cursor || !base) {
 		// Nothing new at all: a cursor that counts more as handled than what was saved or confirmed (gaps given up) is
 		// saved with this answer. Only then: n8n writes static data written to, and a burst's deliveries would each write it.
-		const saved = isCursor(staticData.cursor) ? staticData.cursor : undefined;
 		const known = saved && memory.confirmed ? mergeCursors(saved, memory.confirmed) : (saved ?? memory.confirmed);
-		if (cursor && countsMore(cursor, known)) staticData.cursor = cursor;
+		if (cursor && (!known || cursor.start !== known.start || !handlesAll(known, cursor))) staticData.cursor = cursor;
 		if (cursor) memory.confirmed = cursor;
 		response.status(200).json(NOTHING_NEW_ANSWER);
 		return undefined;
@@ -126,8 +126,7 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 }
 
 /** The cursor to read from: the saved one (or, updated from a version without cursors, one from the delivery log) merged with the newest this process confirmed. */
-async function cursorToReadFrom(run: DeliveryRun, log: EventLog, filters: EventFilter[]): Promise<Cursor> {
-	const saved = isCursor(run.staticData.cursor) ? run.staticData.cursor : await startingCursor(log, filters, run.webhookUrl);
+function cursorToReadFrom(run: DeliveryRun, saved: Cursor): Cursor {
 	const { confirmed } = run.memory;
 	if (!confirmed) return saved;
 	const merged = mergeCursors(saved, confirmed);
@@ -138,9 +137,4 @@ async function cursorToReadFrom(run: DeliveryRun, log: EventLog, filters: EventF
 		);
 	}
 	return merged;
-}
-
-/** Whether `cursor` counts as handled an id that `saved` (a cursor or not) does not. */
-function countsMore(cursor: Cursor, saved: unknown): boolean {
-	return !isCursor(saved) || cursor.start !== saved.start || !handlesAll(saved, cursor);
 }

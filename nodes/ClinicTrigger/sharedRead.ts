@@ -89,18 +89,19 @@ async function readNext(memory: LogReads, settings: ReadSettings): Promise<void>
 async function readPast(memory: LogReads, batch: ReadBatch, settings: ReadSettings, saved: Cursor, until: number): Promise<PollOutcome> {
 	const ahead = takeReadAhead(memory, saved);
 	const from = ahead?.cursor ?? saved;
-	let readOver = false;
-	const readOn = (outcome?: PollOutcome) => {
-		readOver = true;
-		memory.readingAhead = false;
+	let lateReadEnded = false;
+	const keepLateOutcome = (outcome?: PollOutcome) => {
+		lateReadEnded = true;
+		memory.finishingLate = false;
 		// A refused run's events, handed back for its retry, stay first.
 		if (outcome) memory.readAhead ??= { base: from, outcome };
 	};
-	const readsOn = !memory.readingAhead;
+	// One read at a time goes on past its deadline.
+	const mayFinishLate = !memory.finishingLate;
 	const skip = (id: number) => !!memory.taken?.has(id);
 	// A failed page is asked again: a read that goes on for minutes need not fail for one failed request.
-	const fresh = await poll(batch.log, batch.filters, from, settings.maxPerRun, { until, pageTries: PAGE_TRIES, skip, readOn: readsOn ? readOn : undefined });
-	if (readsOn && !fresh.complete && !readOver) memory.readingAhead = true;
+	const fresh = await poll(batch.log, batch.filters, from, settings.maxPerRun, { until, pageTries: PAGE_TRIES, skip, finishAfterDeadline: mayFinishLate ? keepLateOutcome : undefined });
+	if (mayFinishLate && !fresh.complete && !lateReadEnded) memory.finishingLate = true;
 	return ahead ? { ...fresh, events: [...ahead.events, ...fresh.events] } : fresh;
 }
 

@@ -15,6 +15,7 @@
  * repeats nothing.
  */
 import { sleep } from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 
 import type { EventLog } from './eventLog';
 import type { EventFilter, EventRecord, ListOrder } from './eventRecord';
@@ -48,14 +49,23 @@ export function filterKey(filter: EventFilter): string {
 	return `${filter.topic ?? ''}|${filter.name ?? ''}`;
 }
 
-/** A saved cursor; one saved by 0.2 (`seen` as bare ids) is read as seen long ago. */
+/** Whether the value is a saved cursor (`seen` as pairs, or as 0.2's bare ids). */
 export function isCursor(value: unknown): value is Cursor {
 	const cursor = value as Cursor | undefined;
 	if (!cursor || typeof cursor !== 'object' || typeof cursor.floor !== 'number' || !Array.isArray(cursor.seen) || typeof cursor.start !== 'string') return false;
-	if (!cursor.offsets || typeof cursor.offsets !== 'object') return false;
-	// Written only when old: n8n saves static data that was written to, a database write per delivery.
-	if (cursor.seen.some((entry: Seen | number) => typeof entry === 'number')) cursor.seen = cursor.seen.map((entry: Seen | number) => (typeof entry === 'number' ? [entry, 0] : entry));
-	return true;
+	return !!cursor.offsets && typeof cursor.offsets === 'object';
+}
+
+/**
+ * The cursor saved in the static data, as a plain copy: n8n's static data is an observable object
+ * whose every read is a proxy call, and a copy is never written to by mistake (a write makes n8n
+ * save). 0.2's bare ids in `seen` are read as seen long ago.
+ */
+export function savedCursor(staticData: IDataObject): Cursor | undefined {
+	const saved = staticData.cursor;
+	if (!isCursor(saved)) return undefined;
+	const seen = saved.seen.map((entry: Seen | number): Seen => (typeof entry === 'number' ? [entry, 0] : [entry[0], entry[1]]));
+	return { ...saved, seen, offsets: { ...saved.offsets } };
 }
 
 /** Whether the cursor counts this id as handled. */
@@ -220,7 +230,7 @@ export interface PollOutcome {
  * `max`, and the cursor that follows them. Events beyond `max` stay for the next read.
  * With `until` (a time), the answer comes then with what was found so far, up to the id
  * below which every filter was read (oldest-first logs; a newest-first log unread to its
- * floor gives nothing); with `readOn`, the read goes on and hands it the whole outcome (none if it failed).
+ * floor gives nothing); with `finishAfterDeadline`, the read goes on past `until` and hands it the whole outcome (none if it failed).
  * `pageTries`: how often a failed page is asked (a long read need not fail for one failed request).
  */
 export async function poll(
@@ -228,9 +238,9 @@ export async function poll(
 	filters: EventFilter[],
 	cursor: Cursor,
 	max: number,
-	options: { pageSize?: number; pageTries?: number; until?: number; skip?: (id: number) => boolean; readOn?: (outcome?: PollOutcome) => void } = {},
+	options: { pageSize?: number; pageTries?: number; until?: number; skip?: (id: number) => boolean; finishAfterDeadline?: (outcome?: PollOutcome) => void } = {},
 ): Promise<PollOutcome> {
-	const { pageSize = DEFAULT_PAGE_SIZE, pageTries = 1, until, skip = () => false, readOn } = options;
+	const { pageSize = DEFAULT_PAGE_SIZE, pageTries = 1, until, skip = () => false, finishAfterDeadline } = options;
 	const scans: Scan[] = filters.map((filter) => ({ filter, found: new Map(), positions: new Map(), end: cursor.offsets[filterKey(filter)] ?? 0, reached: cursor.floor, skippedBelow: Infinity, done: false }));
 	let stopped = false;
 	const reads = Promise.all(scans.map(async (scan) => await readScan(log, scan, cursor, max, pageSize, pageTries, skip, () => stopped)));
@@ -242,11 +252,11 @@ export async function poll(
 	}
 	const complete = scans.every((scan) => scan.done);
 	if (!complete) {
-		stopped = !readOn;
+		stopped = !finishAfterDeadline;
 		// A read that failed before the deadline fails the poll; one still under way ends unheard, or read on.
 		reads.then(
-			() => readOn?.(outcomeOf(cursor, scans, max)),
-			() => readOn?.(),
+			() => finishAfterDeadline?.(outcomeOf(cursor, scans, max)),
+			() => finishAfterDeadline?.(),
 		);
 	}
 	return outcomeOf(cursor, scans, max);
