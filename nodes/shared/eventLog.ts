@@ -29,7 +29,7 @@ export function endsLog(length: number, asked: number, longestPage: number): boo
 }
 
 /** Pages one reader reads at most: no loop over the log runs without bound. */
-export const MAX_PAGES_PER_READER = 5000;
+const MAX_PAGES_PER_READER = 5000;
 
 /** A reader of the event log: one per execution or poll. */
 export class EventLog {
@@ -130,7 +130,11 @@ export class EventLog {
 		const found = new Map<number, EventRecord>();
 		// A page's worth back at a time, each read up to where the one after it began (pages may come back short).
 		for (let to = end; to > 0 && found.size < max; to = Math.max(0, to - pageSize)) {
-			for (let offset = Math.max(0, to - pageSize); offset < to; ) {
+			let offset = Math.max(0, to - pageSize);
+			// The first page is read already.
+			if (offset === 0) for (const event of first.events) found.set(event.id, event);
+			if (offset === 0) offset = first.events.length;
+			for (; offset < to; ) {
 				const page = await this.page(filter, offset, pageSize);
 				// Events up to `to` were seen to exist: only an empty page (the log shrank) stops here.
 				if (page.events.length === 0) break;
@@ -147,7 +151,7 @@ export class EventLog {
 	 * the first empty one. About 2·log2(n/page)
 	 * requests instead of reading the whole log.
 	 */
-	async endOffset(filter: EventFilter, first: EventPage): Promise<number> {
+	private async endOffset(filter: EventFilter, first: EventPage): Promise<number> {
 		let known = first.events.length;
 		let step = Math.max(known, 1);
 		let empty: number | undefined;
