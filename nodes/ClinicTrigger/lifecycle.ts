@@ -62,8 +62,9 @@ export async function create(ctx: IHookFunctions): Promise<boolean> {
 	// The cursor first, from the log's newest events: an event logged while subscribing runs with the first delivery.
 	// One already stored stays (n8n 1.x calls `create` again at start: what was logged while n8n was down runs then),
 	// and so does one stopped less than LATE_COMMIT_MS ago (a save or republish); after a longer stop the trigger starts from now.
-	const kept = isCursor(staticData.cursor) && !(Number(staticData.cursor.stoppedAt) < Date.now() - LATE_COMMIT_MS);
-	if (isCursor(staticData.cursor)) delete staticData.cursor.stoppedAt;
+	const saved = staticData.cursor;
+	const kept = isCursor(saved) && !(Number(saved.stoppedAt) < Date.now() - LATE_COMMIT_MS);
+	if (isCursor(saved)) delete saved.stoppedAt;
 	const starts = readsEventLog(options) && !kept;
 	if (starts) {
 		try {
@@ -99,6 +100,7 @@ export async function deleteSubscriptions(ctx: IHookFunctions): Promise<boolean>
 		throw subscriptionError(setup.node, errors[0], 'Could not remove every webhook subscription of this trigger', after);
 	}
 	// An activation within LATE_COMMIT_MS (a save or republish) goes on from the cursor; a later one starts from now.
-	if (isCursor(setup.staticData.cursor)) setup.staticData.cursor.stoppedAt = Date.now();
+	const saved = setup.staticData.cursor;
+	if (isCursor(saved)) saved.stoppedAt = Date.now();
 	return true;
 }

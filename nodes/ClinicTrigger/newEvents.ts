@@ -17,7 +17,7 @@ import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
 import { keepCursorMarkedUntilAnswered } from './cursorSave';
-import { handBack, shareOfNextRead } from './sharedRead';
+import { keepForRetry, shareOfNextRead } from './sharedRead';
 import type { ReadBatch, Share } from './sharedRead';
 import type { StoredSubscription } from './storage';
 import type { Setup } from './subscriptions';
@@ -38,7 +38,7 @@ const START = 'now';
  */
 export interface LogReads {
 	confirmed?: Cursor;
-	taken?: Set<number>;
+	unanswered?: Set<number>;
 	reportedBehind?: boolean;
 	reading?: boolean;
 	nextRead?: ReadBatch;
@@ -110,16 +110,16 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	if (events.length === 0 || !cursor || !base) {
 		// Nothing new at all: a cursor that counts more as handled than what was saved or confirmed (gaps given up) is
 		// saved with this answer. Only then: n8n writes static data written to, and a burst's deliveries would each write it.
-		const known = saved && memory.confirmed ? mergeCursors(saved, memory.confirmed) : (saved ?? memory.confirmed);
-		if (cursor && (!known || cursor.start !== known.start || !handlesAll(known, cursor))) staticData.cursor = cursor;
+		const savedOrConfirmed = saved && memory.confirmed ? mergeCursors(saved, memory.confirmed) : (saved ?? memory.confirmed);
+		if (cursor && (!savedOrConfirmed || !handlesAll(savedOrConfirmed, cursor))) staticData.cursor = cursor;
 		if (cursor) memory.confirmed = cursor;
 		response.status(200).json(NOTHING_NEW_ANSWER);
 		return undefined;
 	}
 	void keepCursorMarkedUntilAnswered(run, cursor).then((stored) => {
 		if (stored) memory.confirmed = memory.confirmed ? mergeCursors(cursor, memory.confirmed) : cursor;
-		for (const event of events) memory.taken?.delete(event.id);
-		if (!stored) handBack(memory, { events, cursor, base });
+		for (const event of events) memory.unanswered?.delete(event.id);
+		if (!stored) keepForRetry(memory, { events, cursor, base });
 	});
 	const receivedAt = new Date().toISOString();
 	return events.map((event) => ({ json: eventItemOf(event, { receivedAt }) }));

@@ -23,7 +23,7 @@ export type Share = { events: EventRecord[]; cursor?: Cursor; base?: Cursor };
 type Waiter = { saved: Cursor; answerBy: number; started: boolean; resolve: (share: Share) => void; reject: (error: Error) => void; ends: AbortController };
 
 /** The deliveries waiting for the next read, and what it reads with. */
-export type ReadBatch = { waiters: Waiter[]; log: EventLog; filters: EventFilter[] };
+export type ReadBatch = { waiters: Waiter[]; settings: ReadSettings };
 
 /** The read's settings: at most `maxPerRun` events a run. */
 export interface ReadSettings {
@@ -39,7 +39,7 @@ export async function shareOfNextRead(memory: LogReads, settings: ReadSettings, 
 		const waiter: Waiter = { saved, answerBy, started: false, resolve, reject, ends: new AbortController() };
 		// A read under way answers its deliveries by their time; one still waiting for its read is answered 503 then.
 		void sleep(Math.max(0, answerBy - Date.now()), waiter.ends.signal).then(
-			() => !waiter.started && settle(waiter, notInTime(settings)),
+			() => !waiter.started && answerWaiter(waiter, notInTime(settings)),
 			() => undefined,
 		);
 		waitForNextRead(memory, settings, waiter);
@@ -49,36 +49,37 @@ export async function shareOfNextRead(memory: LogReads, settings: ReadSettings, 
 const notInTime = (settings: ReadSettings) => new Error(`no answer within ${settings.answerWithinMs / 1000} s`);
 
 function waitForNextRead(memory: LogReads, settings: ReadSettings, waiter: Waiter): void {
-	if (Date.now() >= waiter.answerBy) return settle(waiter, notInTime(settings));
+	if (Date.now() >= waiter.answerBy) return answerWaiter(waiter, notInTime(settings));
 	waiter.started = false;
-	const batch = (memory.nextRead ??= { waiters: [], log: settings.log, filters: settings.filters });
+	const batch = (memory.nextRead ??= { waiters: [], settings });
 	batch.waiters.push(waiter);
-	if (!memory.reading) void readNext(memory, settings);
+	if (!memory.reading) void readNext(memory);
 }
 
-function settle(waiter: Waiter, answer: Share | Error): void {
+function answerWaiter(waiter: Waiter, answer: Share | Error): void {
 	waiter.ends.abort();
 	if (answer instanceof Error) waiter.reject(answer);
 	else waiter.resolve(answer);
 }
 
-async function readNext(memory: LogReads, settings: ReadSettings): Promise<void> {
+async function readNext(memory: LogReads): Promise<void> {
 	const batch = memory.nextRead;
 	memory.nextRead = undefined;
 	const waiters = batch?.waiters.filter((waiter) => !waiter.ends.signal.aborted) ?? [];
 	if (!batch || waiters.length === 0) return;
+	const { settings } = batch;
 	memory.reading = true;
 	for (const waiter of waiters) waiter.started = true;
 	try {
 		const saved = waiters.map((waiter) => waiter.saved).reduce((one, other) => mergeCursors(one, other));
-		const read = await readPast(memory, batch, settings, saved, Math.min(...waiters.map((waiter) => waiter.answerBy)));
-		// Decided in one synchronous step, before the next read starts: one delivery runs them, the others find them taken.
+		const read = await readPast(memory, settings, saved, Math.min(...waiters.map((waiter) => waiter.answerBy)));
+		// Decided in one synchronous step, before the next read starts: one delivery runs them, the others find them in its run.
 		shareOut(memory, settings, read, waiters, saved);
 	} catch (error) {
-		for (const waiter of waiters) settle(waiter, error as Error);
+		for (const waiter of waiters) answerWaiter(waiter, error as Error);
 	} finally {
 		memory.reading = false;
-		void readNext(memory, settings);
+		void readNext(memory);
 	}
 }
 
@@ -86,7 +87,7 @@ async function readNext(memory: LogReads, settings: ReadSettings): Promise<void>
  * One read from `saved` until `until`: what an earlier read that went on found first, then the log after it.
  * A read that cannot finish in time goes on (one at a time), and hands what it found to the next read.
  */
-async function readPast(memory: LogReads, batch: ReadBatch, settings: ReadSettings, saved: Cursor, until: number): Promise<PollOutcome> {
+async function readPast(memory: LogReads, settings: ReadSettings, saved: Cursor, until: number): Promise<PollOutcome> {
 	const ahead = takeReadAhead(memory, saved);
 	const from = ahead?.cursor ?? saved;
 	let lateReadEnded = false;
@@ -98,34 +99,34 @@ async function readPast(memory: LogReads, batch: ReadBatch, settings: ReadSettin
 	};
 	// One read at a time goes on past its deadline.
 	const mayFinishLate = !memory.finishingLate;
-	const skip = (id: number) => !!memory.taken?.has(id);
+	const skip = (id: number) => !!memory.unanswered?.has(id);
 	// A failed page is asked again: a read that goes on for minutes need not fail for one failed request.
-	const fresh = await poll(batch.log, batch.filters, from, settings.maxPerRun, { until, pageTries: PAGE_TRIES, skip, finishAfterDeadline: mayFinishLate ? keepLateOutcome : undefined });
+	const fresh = await poll(settings.log, settings.filters, from, settings.maxPerRun, { until, pageTries: PAGE_TRIES, skip, finishAfterDeadline: mayFinishLate ? keepLateOutcome : undefined });
 	if (mayFinishLate && !fresh.complete && !lateReadEnded) memory.finishingLate = true;
 	return ahead ? { ...fresh, events: [...ahead.events, ...fresh.events] } : fresh;
 }
 
 /** Hands the read to its deliveries: events of runs n8n has not answered yet, or that it confirmed, are not new. */
 function shareOut(memory: LogReads, settings: ReadSettings, read: PollOutcome, waiters: Waiter[], base: Cursor): void {
-	const taken = (memory.taken ??= new Set());
+	const unanswered = (memory.unanswered ??= new Set());
 	const { confirmed } = memory;
-	const takenMeanwhile = read.events.filter((event) => taken.has(event.id)).length;
-	// Some taken, some not: the cursor would count the taken ones; the retries read again.
-	if (takenMeanwhile > 0 && takenMeanwhile < read.events.length) throw new Error('another delivery took some of these events meanwhile');
+	const inOtherRuns = read.events.filter((event) => unanswered.has(event.id)).length;
+	// Some in another run, some not: the cursor would count those of the other run; the retries read again.
+	if (inOtherRuns > 0 && inOtherRuns < read.events.length) throw new Error('another delivery took some of these events meanwhile');
 	const cursor = confirmed ? mergeCursors(read.cursor, confirmed) : read.cursor;
-	const events = takenMeanwhile > 0 ? [] : read.events.filter((event) => !confirmed || !isHandled(confirmed, event.id));
-	if (events.length === 0 && takenMeanwhile === 0 && !read.complete) throw notInTime(settings);
+	const events = inOtherRuns > 0 ? [] : read.events.filter((event) => !confirmed || !isHandled(confirmed, event.id));
+	if (events.length === 0 && inOtherRuns === 0 && !read.complete) throw notInTime(settings);
 	// More new events than this run holds: the other deliveries run them with the next read.
 	const more = !read.complete || read.events.length >= settings.maxPerRun;
 	const [runner, ...others] = events.length > 0 ? waiters : [];
 	if (runner) {
-		for (const event of events) taken.add(event.id);
-		settle(runner, { events, cursor, base });
+		for (const event of events) unanswered.add(event.id);
+		answerWaiter(runner, { events, cursor, base });
 	}
 	for (const waiter of runner ? others : waiters) {
-		if (events.length === 0 && takenMeanwhile === 0) settle(waiter, { events: [], cursor });
+		if (events.length === 0 && inOtherRuns === 0) answerWaiter(waiter, { events: [], cursor });
 		else if (more) waitForNextRead(memory, settings, waiter);
-		else settle(waiter, { events: [] });
+		else answerWaiter(waiter, { events: [] });
 	}
 }
 
@@ -138,11 +139,11 @@ function takeReadAhead(memory: LogReads, saved: Cursor): PollOutcome | undefined
 	memory.readAhead = undefined;
 	if (!ahead || !handlesAll(saved, ahead.base)) return undefined;
 	const events = ahead.outcome.events.filter((event) => !isHandled(saved, event.id));
-	if (events.some((event) => memory.taken?.has(event.id))) return undefined;
+	if (events.some((event) => memory.unanswered?.has(event.id))) return undefined;
 	return events.length > 0 ? { events, cursor: mergeCursors(ahead.outcome.cursor, saved), complete: true } : undefined;
 }
 
 /** A run n8n refused: its events are what the next read runs first (the service's retry), not read again from the log. */
-export function handBack(memory: LogReads, share: Required<Share>): void {
+export function keepForRetry(memory: LogReads, share: Required<Share>): void {
 	memory.readAhead = { base: share.base, outcome: { events: share.events, cursor: share.cursor, complete: true } };
 }
