@@ -172,23 +172,27 @@ export async function stopPid(pid: number, graceMs = 20_000, first: NodeJS.Signa
 			// gone
 		}
 	};
+	const gone = async (withinMs: number) => {
+		const deadline = Date.now() + withinMs;
+		while (pidAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+	};
 	signal(first);
-	const deadline = Date.now() + graceMs;
-	while (pidAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+	await gone(graceMs);
 	signal('SIGKILL');
+	await gone(10_000);
 }
 
 /**
- * Stops a process group: SIGTERM (n8n shuts down gracefully), then SIGKILL after
+ * Stops a process group: SIGTERM (n8n shuts down gracefully), or `first`, then SIGKILL after
  * `graceMs`. Resolves once the main process has exited.
  */
-export async function stopProcess(child: ChildProcess, graceMs = 20_000): Promise<void> {
+export async function stopProcess(child: ChildProcess, graceMs = 20_000, first: NodeJS.Signals = 'SIGTERM'): Promise<void> {
 	if (child.exitCode !== null || child.signalCode !== null) {
 		killGroup(child, 'SIGKILL'); // leftovers of the group, if any
 		return;
 	}
 	const exited = once(child, 'exit');
-	killGroup(child, 'SIGTERM');
+	killGroup(child, first);
 	const timer = setTimeout(() => killGroup(child, 'SIGKILL'), graceMs);
 	try {
 		await exited;
@@ -305,17 +309,12 @@ export class LoggedProcess {
 
 	/** SIGKILL at once, as the OOM killer or a pulled plug does: no shutdown at all. Resolves once it is gone. */
 	async kill(): Promise<void> {
-		if (this.child) {
-			if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-			const exited = once(this.child, 'exit');
-			killGroup(this.child, 'SIGKILL');
-			await exited;
-		} else if (this.releasedPid !== undefined) await stopPid(this.releasedPid, 0, 'SIGKILL');
+		await this.stop(0, 'SIGKILL');
 	}
 
-	/** SIGTERM (graceful shutdown), SIGKILL after `graceMs`. */
-	async stop(graceMs = 20_000): Promise<void> {
-		if (this.child) await stopProcess(this.child, graceMs);
-		else if (this.releasedPid !== undefined) await stopPid(this.releasedPid, graceMs);
+	/** SIGTERM (graceful shutdown), or `first`, then SIGKILL after `graceMs`. Resolves once it is gone. */
+	async stop(graceMs = 20_000, first: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+		if (this.child) await stopProcess(this.child, graceMs, first);
+		else if (this.releasedPid !== undefined) await stopPid(this.releasedPid, graceMs, first);
 	}
 }
