@@ -5,12 +5,13 @@
  * has run, or sits in a run n8n kept (cut off: its items are there). n8n 2.41 runs the runs
  * it stored and had not started when it starts again; the first delivery after the start
  * runs those events a second time when the kill came between storing a run and saving the
- * cursor, as crash recovery may. Within each life of n8n, no event runs twice. n8n 1.x saves static data and answers
+ * cursor, as crash recovery may. Between restarts, no event runs twice. n8n 1.x saves static data and answers
  * before it stores the run, so a run lost at the crash is lost in n8n itself
  * (docs/triggers.md); its model is the simulation's (test/ClinicTrigger/cursor.simulation.test.ts).
  */
 import type { Simulator } from '../simulator';
-import { N8N_VERSIONS, isFinished, nodeJson, nodesThatRan, readExecutionsWhen, startN8n, type Execution } from './harness';
+import { N8N_VERSIONS, isFinished, readExecutionsWhen, sleep, startN8n, type Execution } from './harness';
+import { eventIdsOf } from './support/runs';
 import { useClinicN8n } from './support/clinicN8n';
 import { clinicTriggerWorkflow } from './support/workflows';
 
@@ -18,19 +19,7 @@ const TRIGGER = 'Patient Updated';
 const BURST = 60;
 const KILL_AFTER = 25;
 
-const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
 const patient = (sim: Simulator, id: number) => sim.emit('patient', 'patient-updated', { id, first_name: 'Ana' });
-
-/** The events a run holds: its trigger's output, or, in a run cut off before the trigger's node ran, the items n8n stored to run. */
-function eventIdsOf(execution: Execution): number[] {
-	if (nodesThatRan(execution).includes(TRIGGER)) return nodeJson(execution, TRIGGER).map((json) => Number(json.eventId));
-	const stack = (execution.data as { executionData?: { nodeExecutionStack?: Array<{ node?: { name?: string }; data?: { main?: Array<Array<{ json: { eventId?: unknown } }> | null> } }> } } | null | undefined)
-		?.executionData?.nodeExecutionStack;
-	return (stack ?? [])
-		.filter((entry) => entry.node?.name === TRIGGER)
-		.flatMap((entry) => entry.data?.main?.[0] ?? [])
-		.map((item) => Number(item.json.eventId));
-}
 
 describe.each([N8N_VERSIONS.v2])('Clinic Trigger, n8n %s killed in the middle of a burst', (version) => {
 	const clinic = useClinicN8n({
@@ -43,7 +32,7 @@ describe.each([N8N_VERSIONS.v2])('Clinic Trigger, n8n %s killed in the middle of
 	const { n8n } = clinic;
 
 	it(
-		'loses no event: each ran or sits in a run n8n kept, none twice within one life of n8n',
+		'loses no event: each ran or sits in a run n8n kept, none twice between restarts',
 		n8n.run(async (ctx) => {
 			const id = clinic.workflowIds[0];
 			await clinic.server.activateWorkflow(id);
@@ -61,24 +50,24 @@ describe.each([N8N_VERSIONS.v2])('Clinic Trigger, n8n %s killed in the middle of
 			const restartedAt = Date.now();
 			clinic.server = await startN8n(ctx);
 			if (ctx.asyncPublication) await clinic.server.waitForPublication(id);
-			// The first delivery after the start runs what is in the log past the saved cursor.
-			const wake = (await patient(clinic.sim, 70_100)).id;
-			ids.push(wake);
+			// The first delivery after the restart runs what is in the log past the saved cursor.
+			const firstAfterRestart = (await patient(clinic.sim, 70_100)).id;
+			ids.push(firstAfterRestart);
 
 			const runsOf = await readExecutionsWhen(clinic.server, id, `a run holding each of the ${ids.length} events`, {
-				// Every run since the start is over (one cut off by the kill may stay as n8n left it).
+				// Every run since the restart is over (one cut off by the kill may stay as n8n left it).
 				ready: (listed) => listed.every((execution) => isFinished(execution) || Date.parse(execution.startedAt) < restartedAt),
 				pick: (executions) => {
-					const perEvent = new Map(ids.map((eventId) => [eventId, executions.filter((execution) => eventIdsOf(execution).includes(eventId))]));
+					const perEvent = new Map(ids.map((eventId) => [eventId, executions.filter((execution) => eventIdsOf(execution, TRIGGER).includes(eventId))]));
 					return [...perEvent.values()].every((runs) => runs.length > 0) ? perEvent : undefined;
 				},
 				timeoutMs: 3 * 60_000,
 			});
-			// The one delivery after the start started the runs of this life (n8n may also run now the runs it stored before the kill and never started).
-			const sinceStart = (run: Execution) => eventIdsOf(run).includes(wake);
-			const twiceInOneLife = (runs: Execution[]) => runs.filter(sinceStart).length > 1 || runs.filter((run) => !sinceStart(run)).length > 1;
-			const describe = ([eventId, runs]: [number, Execution[]]) => `${eventId}: ${runs.map((run) => `${run.id} ${run.status}${sinceStart(run) ? ' (since the start)' : ''}`).join(', ')}`;
-			expect([...runsOf].filter(([, runs]) => twiceInOneLife(runs)).map(describe)).toEqual([]);
+			// The one delivery after the restart started the runs since then (n8n may also run now the runs it stored before the kill and never started).
+			const afterRestart = (run: Execution) => eventIdsOf(run, TRIGGER).includes(firstAfterRestart);
+			const twiceBetweenRestarts = (runs: Execution[]) => runs.filter(afterRestart).length > 1 || runs.filter((run) => !afterRestart(run)).length > 1;
+			const listRuns = ([eventId, runs]: [number, Execution[]]) => `${eventId}: ${runs.map((run) => `${run.id} ${run.status}${afterRestart(run) ? ' (after the restart)' : ''}`).join(', ')}`;
+			expect([...runsOf].filter(([, runs]) => twiceBetweenRestarts(runs)).map(listRuns)).toEqual([]);
 		}),
 		10 * 60_000,
 	);

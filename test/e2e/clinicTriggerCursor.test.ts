@@ -6,10 +6,10 @@
  * and activated again (a save or republish) while events arrive. Each event runs exactly once.
  */
 import type { Simulator } from '../simulator';
-import { ALL_N8N_VERSIONS, nodeJson, nodesThatRan, waitFor, type Execution, type WorkflowImport } from './harness';
+import { ALL_N8N_VERSIONS, nodeJson, sleep, waitFor, type Execution, type WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { eventLogWorkflow, EVERY_TEN_SECONDS } from './support/eventLog';
-import { settledRunsPerEvent } from './support/runs';
+import { eventIdsOf, settledRunsPerEvent } from './support/runs';
 import { clinicTriggerWorkflow } from './support/workflows';
 
 const TRIGGER = 'Patient Updated';
@@ -35,9 +35,8 @@ const WORKFLOWS = [
 ];
 
 // A run of the poller alone holds none of the Clinic Trigger's events.
-const eventIdsOf = (execution: Execution) => (nodesThatRan(execution).includes(TRIGGER) ? nodeJson(execution, TRIGGER).map((json) => Number(json.eventId)) : []);
+const eventIdsOfTrigger = (execution: Execution) => eventIdsOf(execution, TRIGGER);
 const patient = (sim: Simulator, id: number) => sim.emit('patient', 'patient-updated', { id, first_name: 'Ana' });
-const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.each(ALL_N8N_VERSIONS)("Clinic Trigger's record of what ran, n8n %s", (version) => {
 	const clinic = useClinicN8n({
@@ -66,14 +65,14 @@ describe.each(ALL_N8N_VERSIONS)("Clinic Trigger's record of what ran, n8n %s", (
 
 	/** Every event ran in exactly one run, once in it; every delivery try got an answer in time. */
 	async function expectEachOnce(workflowId: string, eventIds: number[]) {
-		const perEvent = await settledRunsPerEvent(clinic.sim, clinic.server, workflowId, eventIds, eventIdsOf, { timeoutMs: 3 * 60_000 }).catch((error: Error) => {
+		const perEvent = await settledRunsPerEvent(clinic.sim, clinic.server, workflowId, eventIds, eventIdsOfTrigger, { timeoutMs: 3 * 60_000 }).catch((error: Error) => {
 			const answers = clinic.sim
 				.events()
 				.filter((event) => eventIds.includes(event.id))
 				.map((event) => `${event.id}: ${event.logs.map((log) => `${log.response_code} ${log.response.slice(0, 60)}`).join(' / ')}`);
 			throw new Error(`${error.message}\nanswers:\n${answers.slice(0, 40).join('\n')}`);
 		});
-		const notOnce = eventIds.filter((id) => perEvent.get(id)!.length !== 1 || eventIdsOf(perEvent.get(id)![0]).filter((ran) => ran === id).length !== 1);
+		const notOnce = eventIds.filter((id) => perEvent.get(id)!.length !== 1 || eventIdsOfTrigger(perEvent.get(id)![0]).filter((ran) => ran === id).length !== 1);
 		expect(notOnce).toEqual([]);
 		const unanswered = clinic.sim.events().filter((event) => eventIds.includes(event.id) && event.logs.some((log) => log.response_code === null));
 		expect(unanswered.map((event) => event.id)).toEqual([]);

@@ -7,7 +7,7 @@
  * Trigger delivery (answered within seconds, run exactly once). Timeout is 3 s throughout.
  */
 import type { Fault, RequestLogEntry, Simulator } from '../simulator';
-import { isFinished, N8N_VERSIONS, nodeJson, runManually, type Execution, type N8nServer, type WorkflowImport, type WorkflowRun } from './harness';
+import { isFinished, N8N_VERSIONS, nodeJson, runManually, sleep, type Execution, type N8nServer, type WorkflowImport, type WorkflowRun } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { eventLogWorkflow } from './support/eventLog';
 import { storedRuns } from './support/runs';
@@ -157,8 +157,6 @@ function executionError(execution: Execution): string {
 		.filter(Boolean)
 		.join(' | ');
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const setups: Array<[string, string]> = [
 	['1.123', N8N_VERSIONS.v1],

@@ -268,6 +268,16 @@ export function nodeJson(
 	return nodeItems(source, nodeName, options).map((item) => item.json);
 }
 
+/**
+ * The items n8n stored for a node to run and it had not run yet (a run cut off before it
+ * reached the node, as a killed n8n leaves it): `executionData.nodeExecutionStack`.
+ */
+export function queuedJson(source: { data?: unknown }, nodeName: string): Array<Record<string, unknown>> {
+	type Stack = Array<{ node?: { name?: string }; data?: { main?: Array<RunItem[] | null> } }>;
+	const stack = (source.data as { executionData?: { nodeExecutionStack?: Stack } } | null | undefined)?.executionData?.nodeExecutionStack ?? [];
+	return stack.filter((entry) => entry.node?.name === nodeName).flatMap((entry) => entry.data?.main?.[0] ?? []).map((item) => item.json);
+}
+
 /** The names of the nodes that ran, in the order they first ran. */
 export function nodesThatRan(source: HasRunData): string[] {
 	const runData = resultDataOf(source)?.runData ?? {};

@@ -6,7 +6,8 @@ export function fatal<E extends Error>(error: E): E & { fatal: true } {
 	return Object.assign(error, { fatal: true as const });
 }
 
-const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits `ms` of wall-clock time. */
+export const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Polls `check` every `intervalMs` until it returns a value other than undefined.

@@ -12,7 +12,13 @@
 import { isDeepStrictEqual } from 'node:util';
 
 import type { EventDeliveries, EventRecord, Simulator } from '../../simulator';
-import { isFinished, nodeJson, readExecutionsWhen, type Execution, type N8nServer } from '../harness';
+import { isFinished, nodeJson, nodesThatRan, queuedJson, readExecutionsWhen, type Execution, type N8nServer } from '../harness';
+
+/** The event ids a run holds: what its trigger node output, or, in a run cut off before that node ran, the items n8n stored for it. */
+export function eventIdsOf(execution: Execution, trigger: string): number[] {
+	const items = nodesThatRan(execution).includes(trigger) ? nodeJson(execution, trigger) : queuedJson(execution, trigger);
+	return items.map((json) => Number(json.eventId));
+}
 
 /** Whether an answer is the trigger's own to a delivery that starts nothing (`duplicate: true`). */
 function answeredAsRepeat(response: string): boolean {
