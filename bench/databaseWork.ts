@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import type { Bench, SectionResult } from './lib/bench';
 import { importAll } from './lib/bench';
 import { databaseWorkReport, type ReceiverWork, type Window } from './lib/databaseWorkReport';
-import { accepted, markedDuplicate } from './lib/deliveryRuns';
+import { accepted, markedDuplicate, notAcceptedSummary, startedRuns } from './lib/deliveryRuns';
 import { executionCounts } from './lib/executions';
 import { DB_LOGGING_ENV, countStatements, logOffset, parseStatements, readLogSlice } from './lib/queryLog';
 import { addresses, deliveryLog, receiverSetup, type Receiver } from './lib/receivers';
@@ -100,13 +100,13 @@ export async function measureDatabaseWork(bench: Bench): Promise<SectionResult> 
 				const afterId = await lastExecutionId(db);
 				const started = Date.now();
 				const { answers } = await sendAll(target.url, sent, target.headers, concurrency, beforeSend);
-				const expected = answers.filter((a) => accepted(a) && (receiver !== 'trigger' || !markedDuplicate(a))).length;
+				const expected = startedRuns(answers, receiver === 'trigger');
 				if (!(await settleInFile(db, workflowId, afterId, expected))) problems.push(`${receiver} ${label}: executions not finished after ${SETTLE_TIMEOUT_MS / 60_000} min`);
 				const settledMs = Date.now() - started;
 				await sleep(AFTER_SETTLED_MS);
 				const seen = await executionsSince(db, workflowId, afterId);
-				const notAccepted = answers.filter((a) => !accepted(a));
-				if (notAccepted.length) problems.push(`${receiver} ${label}: ${notAccepted.length} not accepted (answers ${[...new Set(notAccepted.map((a) => a.status))].join(',')})`);
+				const notAccepted = notAcceptedSummary(answers);
+				if (notAccepted) problems.push(`${receiver} ${label}: ${notAccepted}`);
 				return { answers, executions: seen.finished + seen.pending, afterId, settledMs };
 			};
 

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 
 import type { Bench, Sample, SectionResult } from './lib/bench';
 import { importAll, medianOf, roundLabel } from './lib/bench';
-import { accepted, markedDuplicate, measureRun, type RunResult } from './lib/deliveryRuns';
+import { accepted, markedDuplicate, measureRun, startedRuns, type RunResult } from './lib/deliveryRuns';
 import { executionCounts } from './lib/executions';
 import { burstAtDefaultsReport, deliveriesReport, type DeliveryFigures } from './lib/deliveriesReport';
 import type { Answer } from './lib/sender';
@@ -103,8 +103,7 @@ export async function measureDeliveries(bench: Bench, atDefaults = false): Promi
 	try {
 		for (const receiver of RECEIVERS) await server.activateWorkflow(setup.workflows[receiver].id!);
 		/** The trigger starts one execution per delivery it accepts as new; the others one per accepted delivery. */
-		const expectedRuns = (receiver: Receiver) => (answers: Answer[]) =>
-			answers.filter((a) => accepted(a) && (receiver !== 'trigger' || !markedDuplicate(a))).length;
+		const expectedRuns = (receiver: Receiver) => (answers: Answer[]) => startedRuns(answers, receiver === 'trigger');
 		/** `loggedFirst`: events the service logged before sending any (else each is logged as it is sent). */
 		const run = async (receiver: Receiver, label: string, sent: Buffer[], concurrency: number, loggedFirst?: Buffer[]): Promise<RunResult> => {
 			loggedFirst?.forEach(logEvent);

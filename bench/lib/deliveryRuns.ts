@@ -18,6 +18,13 @@ export const IDLE_BEFORE_RUN_S = IDLE_BEFORE_RUN_MS / 1000;
 
 export const accepted = (answer: Answer) => answer.status >= 200 && answer.status < 300;
 export const markedDuplicate = (answer: Answer) => (answer.body as { duplicate?: boolean } | undefined)?.duplicate === true;
+/** The runs these answers started: every accepted one, except the Clinic Trigger's answers to a delivery that starts nothing. */
+export const startedRuns = (answers: Answer[], trigger = true) => answers.filter((a) => accepted(a) && (!trigger || !markedDuplicate(a))).length;
+/** The answers not accepted, as "N (statuses)"; undefined when all were. */
+export function notAcceptedSummary(answers: Answer[]): string | undefined {
+	const notAccepted = answers.filter((a) => !accepted(a));
+	return notAccepted.length > 0 ? `${notAccepted.length} not accepted (answers ${[...new Set(notAccepted.map((a) => a.status))].join(',')})` : undefined;
+}
 
 export interface RunTarget {
 	server: N8nServer;
@@ -59,8 +66,8 @@ export async function measureRun(
 	const started = Date.now();
 	const sent = await sendAll(address.url, bodies, address.headers, concurrency, target.beforeSend);
 	const problems: string[] = [];
-	const notAccepted = sent.answers.filter((a) => !accepted(a));
-	if (notAccepted.length) problems.push(`${label}: ${notAccepted.length} not accepted (answers ${[...new Set(notAccepted.map((a) => a.status))].join(',')})`);
+	const notAccepted = notAcceptedSummary(sent.answers);
+	if (notAccepted) problems.push(`${label}: ${notAccepted}`);
 	const expected = expectedRuns(sent.answers);
 	const settled = await settle(server, workflowId, before + expected, 10 * 60_000);
 	const doneMs = Date.now() - started;
@@ -70,7 +77,7 @@ export async function measureRun(
 	const after = await executionCounts(server, workflowId);
 	const executions = total(after) - before;
 	if (after.failed > 0) problems.push(`${label}: ${after.failed} failed executions so far`);
-	const ok = sent.answers.filter((a) => accepted(a) && !markedDuplicate(a)).length;
+	const ok = startedRuns(sent.answers);
 	bench.log(
 		`[5] ${label}: ${ok}/${bodies.length} accepted as new in ${fmt(sent.ms)} ms (${fmt(perSecond(ok, sent.ms))}/s), ` +
 			`${executions} executions, all finished after ${fmt(doneMs)} ms, n8n RSS ${mib(startRss)} MiB at the start, ${mib(peakRss)} MiB at the peak`,
