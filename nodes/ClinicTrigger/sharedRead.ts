@@ -26,7 +26,7 @@ type Waiter = { saved: Cursor; answerBy: number; started: boolean; resolve: (sha
 export type ReadBatch = { waiters: Waiter[]; settings: ReadSettings };
 
 /** The read's settings: at most `maxPerRun` events a run. */
-export interface ReadSettings {
+interface ReadSettings {
 	log: EventLog;
 	filters: EventFilter[];
 	maxPerRun: number;

@@ -45,7 +45,7 @@ export interface Cursor {
 	stoppedAt?: number;
 }
 
-export function filterKey(filter: EventFilter): string {
+function filterKey(filter: EventFilter): string {
 	return `${filter.topic ?? ''}|${filter.name ?? ''}`;
 }
 

@@ -45,19 +45,19 @@ export interface ReadWhen<T> {
  * is read again only once the list changed (more executions, or some still going).
  */
 export async function readExecutionsWhen<T>(server: N8nServer, workflowId: string, wanted: string, options: ReadWhen<T>): Promise<T> {
-	let lastLook = 'nothing listed yet';
+	let lastListing = 'nothing listed yet';
 	let readWithData = -1;
 	return await waitFor(
 		wanted,
 		async () => {
 			const listed = await server.listExecutions(workflowId, { includeData: false });
-			lastLook = describeExecutions(listed);
+			lastListing = describeExecutions(listed);
 			if (!options.ready(listed) || listed.length === readWithData) return undefined;
 			const executions = await server.listExecutions(workflowId);
-			lastLook = describeExecutions(executions);
+			lastListing = describeExecutions(executions);
 			readWithData = options.ready(executions) ? executions.length : -1;
 			return options.pick(executions);
 		},
-		{ timeoutMs: options.timeoutMs, intervalMs: 300, onTimeout: () => [`at the last look: ${lastLook}`, options.detail?.()].filter(Boolean).join('\n') },
+		{ timeoutMs: options.timeoutMs, intervalMs: 300, onTimeout: () => [`listed last: ${lastListing}`, options.detail?.()].filter(Boolean).join('\n') },
 	);
 }
