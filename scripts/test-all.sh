@@ -74,16 +74,18 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 		echo $? >"$results/e2e-$name.exit"
 		echo "$name $((SECONDS - started))" >>"$results/lane-times"
 	}
-	# Four lanes side by side on two cores, then a fifth alone, planned from what each file costs (wall time and
+	# Five lanes side by side on two cores, then a sixth alone, planned from what each file costs (wall time and
 	# CPU, scripts/e2e-report.mjs): most files wait on n8n's one-minute polls, its restarts and
 	# the simulator. The files that keep a core busy (queue mode's cluster, the trigger's
 	# restarts, the browser) are in two lanes, so that at most two run at once, and
 	# each lane starts with its heaviest file. Files marked `laneServer` share one n8n a
-	# version within their lane (test/e2e/harness/laneServer.ts): the faults and editor lanes.
+	# version within their lane (test/e2e/harness/laneServer.ts): the faults, cursor and editor lanes.
 	cluster="queueMode.test.ts getBody.test.ts strictService.test.ts clinicTrigger.test.ts"
-	faults="faults.test.ts clinicTriggerCursor.test.ts clinicActions.test.ts"
+	# The faults file alone takes about 11 minutes, most of it waiting: the files that waited after it have a lane.
+	faults="faults.test.ts"
+	cursor="clinicTriggerCursor.test.ts clinicActions.test.ts"
 	polls="eventLogTrigger.test.ts n8n3Defaults.test.ts harness.test.ts patientData.test.ts"
-	# The fifth lane, run once the others are done, alone on the machine: the burst of 600 deliveries alone keeps
+	# The sixth lane, run once the others are done, alone on the machine: the burst of 600 deliveries alone keeps
 	# both cores busy (beside the other lanes, n8n 2.41's SQLite pool starves and its runs stay
 	# unfinished), the installer is timed by n8n's REST answers, and the crash test's restarts
 	# would load the browser's lane.
@@ -91,19 +93,21 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	editor="editorBrowser.test.ts triggerResubscribe.test.ts demo.test.ts parallelRequests.test.ts aiAgent.test.ts mcp.test.ts unverifiedPackages.test.ts signInFailures.test.ts"
 	# Every test file is in exactly one lane (a file left out would never run).
 	for file in test/e2e/*.test.ts; do
-		count=$(printf '%s\n' $cluster $faults $polls $editor $alone | grep -cx "$(basename "$file")")
+		count=$(printf '%s\n' $cluster $faults $cursor $polls $editor $alone | grep -cx "$(basename "$file")")
 		[ "$count" = 1 ] || failed "e2e lanes: $(basename "$file") is in $count lanes (scripts/test-all.sh)"
 	done
 	lane cluster 22000-23999 "$cluster" &
 	cluster_lane=$!
 	lane faults 24000-25999 "$faults" &
 	faults_lane=$!
+	lane cursor 30000-31999 "$cursor" &
+	cursor_lane=$!
 	lane polls 26000-27999 "$polls" &
 	polls_lane=$!
 	lane editor 28000-29999 "$editor"
-	wait "$cluster_lane" "$faults_lane" "$polls_lane"
+	wait "$cluster_lane" "$faults_lane" "$cursor_lane" "$polls_lane"
 	lane alone 26000-27999 "$alone"
-	for name in cluster faults polls editor alone; do cat "$results/e2e-$name.log"; done
+	for name in cluster faults cursor polls editor alone; do cat "$results/e2e-$name.log"; done
 fi
 
 step "summary"
