@@ -83,8 +83,8 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	cluster="queueMode.test.ts getBody.test.ts strictService.test.ts clinicTrigger.test.ts"
 	# The faults file alone takes about 11 minutes, most of it waiting: the files that waited after it have a lane.
 	faults="faults.test.ts"
-	cursor="clinicTriggerCursor.test.ts clinicActions.test.ts"
-	polls="eventLogTrigger.test.ts n8n3Defaults.test.ts harness.test.ts patientData.test.ts"
+	cursor="clinicTriggerCursor.test.ts clinicActions.test.ts patientData.test.ts"
+	polls="eventLogTrigger.test.ts n8n3Defaults.test.ts harness.test.ts"
 	# The sixth lane, run once the others are done, alone on the machine: the burst of 600 deliveries alone keeps
 	# both cores busy (beside the other lanes, n8n 2.41's SQLite pool starves and its runs stay
 	# unfinished), the installer is timed by n8n's REST answers, and the crash test's restarts
