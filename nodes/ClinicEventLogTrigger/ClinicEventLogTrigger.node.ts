@@ -11,6 +11,7 @@ import { integrationCredentials } from '../shared/authentication';
 import { describeTopicPrefixProblem, findEvent } from '../shared/catalog';
 import { eventsSubtitle } from '../shared/catalogOptions';
 import { clientFor } from '../shared/transport';
+import type { ClinicClient } from '../shared/transport';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import { EventLog } from '../shared/eventLog';
 import { eventFilterOf, eventItemOf, redactEvent } from '../shared/eventRecord';
@@ -44,14 +45,15 @@ export class ClinicEventLogTrigger implements INodeType {
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		const node = this.getNode();
 		const options = this.getNodeParameter('options', {}) as IDataObject;
-		const log = new EventLog(node, clientFor(this, { timeoutMs: timeoutMsOf(options), operation: 'Clinic Event Log Trigger' }));
-		const filters = await filtersOf(this, log);
+		const client = clientFor(this, { timeoutMs: timeoutMsOf(options), operation: 'Clinic Event Log Trigger' });
+		const log = new EventLog(node, client);
+		const filters = await filtersOf(this, client);
 		const withLogs = options.includeDeliveryLogs === true;
 
 		if (this.getMode() === 'manual') {
 			// "Fetch Test Event": the latest matching event; the cursor is left alone.
 			const latest: EventRecord[] = [];
-			for (const filter of filters) latest.push(...(await log.recent(filter, 1)));
+			for (const filter of filters) latest.push(...(await log.tail(filter, 1)).events);
 			latest.sort((a, b) => b.id - a.id);
 			if (latest.length === 0) {
 				throw new NodeOperationError(node, 'No event of the chosen kinds is in the event log yet', {
@@ -98,13 +100,13 @@ function itemOf(event: EventRecord, withLogs: boolean): INodeExecutionData {
 	return { json };
 }
 
-async function filtersOf(ctx: IPollFunctions, log: EventLog): Promise<EventFilter[]> {
+async function filtersOf(ctx: IPollFunctions, client: ClinicClient): Promise<EventFilter[]> {
 	const node = ctx.getNode();
 	const keys = ctx.getNodeParameter('events', []) as string[];
 	if (!Array.isArray(keys) || keys.length === 0) {
 		throw new NodeOperationError(node, 'Choose at least one event in "Events"');
 	}
-	const prefix = await log.topicPrefix();
+	const prefix = (await client.integrationSettings()).topicPrefix;
 	const problem = describeTopicPrefixProblem(prefix);
 	if (problem) throw new NodeOperationError(node, problem);
 	const filters = new Map<string, EventFilter>();

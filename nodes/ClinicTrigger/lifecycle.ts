@@ -100,7 +100,6 @@ export async function deleteSubscriptions(ctx: IHookFunctions): Promise<boolean>
 		throw subscriptionError(setup.node, errors[0], 'Could not remove every webhook subscription of this trigger', after);
 	}
 	// An activation within LATE_COMMIT_MS (a save or republish) goes on from the cursor; a later one starts from now.
-	const saved = setup.staticData.cursor;
-	if (isCursor(saved)) saved.stoppedAt = Date.now();
+	if (isCursor(setup.staticData.cursor)) setup.staticData.cursor.stoppedAt = Date.now();
 	return true;
 }

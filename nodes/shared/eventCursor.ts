@@ -52,15 +52,10 @@ function filterKey(filter: EventFilter): string {
 /** Whether the value is a saved cursor (`seen` as pairs, or as 0.2's bare ids). */
 export function isCursor(value: unknown): value is Cursor {
 	const cursor = value as Cursor | undefined;
-	if (!cursor || typeof cursor !== 'object' || typeof cursor.floor !== 'number' || !Array.isArray(cursor.seen) || typeof cursor.start !== 'string') return false;
-	return !!cursor.offsets && typeof cursor.offsets === 'object';
+	return !!cursor && typeof cursor === 'object' && typeof cursor.floor === 'number' && Array.isArray(cursor.seen) && typeof cursor.start === 'string' && !!cursor.offsets && typeof cursor.offsets === 'object';
 }
 
-/**
- * The cursor saved in the static data, as a plain copy: n8n's static data is an observable object
- * whose every read is a proxy call, and a copy is never written to by mistake (a write makes n8n
- * save). 0.2's bare ids in `seen` are read as seen long ago.
- */
+/** The saved cursor as a plain copy (n8n's static data is a proxy at every read, and saved whole once written); 0.2's bare ids in `seen` as seen long ago. */
 export function savedCursor(staticData: IDataObject): Cursor | undefined {
 	const saved = staticData.cursor;
 	if (!isCursor(saved)) return undefined;

@@ -43,11 +43,6 @@ export class EventLog {
 		private readonly client: ClinicClient,
 	) {}
 
-	/** The credential's topic prefix (for complete topics). */
-	async topicPrefix(itemIndex = 0): Promise<string> {
-		return (await this.client.integrationSettings(itemIndex)).topicPrefix;
-	}
-
 	/**
 	 * One page. The spec declares offset, limit, topic and name in a JSON body on the GET,
 	 * but some deployments read the query string: both carry the same values, so a service
@@ -101,15 +96,10 @@ export class EventLog {
 	}
 
 	/**
-	 * The most recent events matching the filter, newest first, at most `max`. Works
-	 * whichever order the service lists in: newest first, the first pages hold them;
-	 * oldest first, the end of the log is found by doubling the offset, then read back.
+	 * The most recent events matching the filter, newest first, at most `max`, and the number of matching
+	 * events when the service lists oldest first. Works whichever order the service lists in: newest
+	 * first, the first pages hold them; oldest first, the end of the log is found by doubling the offset, then read back.
 	 */
-	async recent(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<EventRecord[]> {
-		return (await this.tail(filter, max, pageSize)).events;
-	}
-
-	/** `recent`, plus the number of matching events when the service lists oldest first. */
 	async tail(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<{ events: EventRecord[]; oldestFirstLength?: number }> {
 		const first = await this.page(filter, 0, pageSize);
 		if (first.events.length === 0) return { events: [] };
