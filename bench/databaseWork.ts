@@ -106,7 +106,7 @@ export async function measureDatabaseWork(bench: Bench): Promise<SectionResult> 
 				await sleep(AFTER_SETTLED_MS);
 				const seen = await executionsSince(db, workflowId, afterId);
 				const notAccepted = notAcceptedSummary(answers);
-				if (notAccepted) problems.push(`${receiver} ${label}: ${notAccepted}`);
+				if (notAccepted) problems.push(`${receiver} ${label}: not accepted: ${notAccepted}`);
 				return { answers, executions: seen.finished + seen.pending, afterId, settledMs };
 			};
 

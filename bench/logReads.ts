@@ -49,7 +49,7 @@ export async function measureLogReads(bench: Bench): Promise<SectionResult> {
 					const reads = sim.log.filter((entry) => entry.path === '/events').length;
 					const refused = notAcceptedSummary(answers);
 					// One by one, every delivery is accepted; in a burst the service tries a 503 again (counted in the table).
-					if (refused && concurrency === 1) problems.push(`${order}, ${logged} logged, deliveries one by one: ${refused}`);
+					if (refused && concurrency === 1) problems.push(`${order}, ${logged} logged, deliveries one by one not accepted: ${refused}`);
 					return { reads, refused: refused ?? '0', runs: startedRuns(answers) };
 				};
 				await send(bodies('warm-up', WARM_UP), 1, false);

@@ -20,10 +20,10 @@ export const accepted = (answer: Answer) => answer.status >= 200 && answer.statu
 export const markedDuplicate = (answer: Answer) => (answer.body as { duplicate?: boolean } | undefined)?.duplicate === true;
 /** The runs these answers started: every accepted one, except the Clinic Trigger's answers to a delivery that starts nothing. */
 export const startedRuns = (answers: Answer[], trigger = true) => answers.filter((a) => accepted(a) && (!trigger || !markedDuplicate(a))).length;
-/** The answers not accepted, as "N (statuses)"; undefined when all were. */
+/** The answers not accepted, as "N (answers 503,500)"; undefined when all were. */
 export function notAcceptedSummary(answers: Answer[]): string | undefined {
 	const notAccepted = answers.filter((a) => !accepted(a));
-	return notAccepted.length > 0 ? `${notAccepted.length} not accepted (answers ${[...new Set(notAccepted.map((a) => a.status))].join(',')})` : undefined;
+	return notAccepted.length > 0 ? `${notAccepted.length} (answers ${[...new Set(notAccepted.map((a) => a.status))].join(',')})` : undefined;
 }
 
 export interface RunTarget {
@@ -67,7 +67,7 @@ export async function measureRun(
 	const sent = await sendAll(address.url, bodies, address.headers, concurrency, target.beforeSend);
 	const problems: string[] = [];
 	const notAccepted = notAcceptedSummary(sent.answers);
-	if (notAccepted) problems.push(`${label}: ${notAccepted}`);
+	if (notAccepted) problems.push(`${label}: not accepted: ${notAccepted}`);
 	const expected = expectedRuns(sent.answers);
 	const settled = await settle(server, workflowId, before + expected, 10 * 60_000);
 	const doneMs = Date.now() - started;
