@@ -7,7 +7,7 @@
  * runs those events a second time when the kill came between storing a run and saving the
  * cursor, as crash recovery may. Between restarts, no event runs twice. n8n 1.x saves static data and answers
  * before it stores the run, so a run lost at the crash is lost in n8n itself
- * (docs/triggers.md); its model is the simulation's (test/ClinicTrigger/cursor.simulation.test.ts).
+ * (docs/triggers.md); its model is the simulation's (test/ClinicTrigger/simulation/suite.ts).
  */
 import type { Simulator } from '../simulator';
 import { N8N_VERSIONS, isFinished, readExecutionsWhen, sleep, startN8n, type Execution } from './harness';

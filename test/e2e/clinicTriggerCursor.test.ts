@@ -1,6 +1,6 @@
 /**
  * The Clinic Trigger's record of what ran, in a running n8n, in the cases its simulation
- * (test/ClinicTrigger/cursor.simulation.test.ts) plays in a model: a transaction that commits
+ * (test/ClinicTrigger/simulation/suite.ts) plays in a model: a transaction that commits
  * late behind hundreds of other events, a backlog of more than a thousand behind a slow log of
  * small pages, an Event Log Trigger polling in the same workflow, and the workflow deactivated
  * and activated again (a save or republish) while events arrive. Each event runs exactly once.

@@ -1,0 +1,47 @@
+/**
+ * The Clinic Trigger's record of what ran, tried against many interleavings in one n8n
+ * version's model: seeded random worlds (schedules.ts) and the named cases beside them.
+ * One test file per version, so that jest runs the two side by side. A failure prints its
+ * seed: `SIM_SEED=<seed>` replays that world alone, and `SIM_SCHEDULES=20000` tries more.
+ */
+import { randomWorld } from './schedules';
+import { namedCases } from './namedCases';
+import { packageCopies, runWorld } from './world';
+import type { Version } from './n8n';
+
+const SCHEDULES = Number(process.env.SIM_SCHEDULES ?? 600);
+const ONLY_SEED = process.env.SIM_SEED === undefined ? undefined : Number(process.env.SIM_SEED);
+
+export function describeSimulation(version: Version): void {
+	jest.setTimeout(15 * 60_000);
+
+	describe(`the Clinic Trigger in n8n ${version}.x, simulated`, () => {
+		const copies = packageCopies(3);
+
+		beforeAll(() => jest.useFakeTimers({ now: Date.UTC(2026, 11, 5, 9), doNotFake: ['nextTick', 'queueMicrotask'] }));
+		afterAll(() => jest.useRealTimers());
+
+		for (const named of namedCases) {
+			if (!named.versions.includes(version)) continue;
+			it(named.name, async () => {
+				const verdict = await runWorld(named.seed, { ...named.setup, version }, copies, named.script);
+				expect(verdict.violations).toEqual([]);
+				named.check?.(verdict);
+			});
+		}
+
+		it(`keeps its invariants over ${ONLY_SEED === undefined ? SCHEDULES : 1} random schedules`, async () => {
+			// A seed names its version: 1000000 and up for 1.x, 2000000 and up for 2.x.
+			if (ONLY_SEED !== undefined && Math.floor(ONLY_SEED / 1_000_000) !== version) return;
+			const seeds = ONLY_SEED === undefined ? Array.from({ length: SCHEDULES }, (_, i) => version * 1_000_000 + i) : [ONLY_SEED];
+			const failures: string[] = [];
+			for (const seed of seeds) {
+				const { setup, script, summary } = randomWorld(seed, version);
+				const verdict = await runWorld(seed, setup, copies, script);
+				if (verdict.violations.length > 0) failures.push(`SIM_SEED=${seed} (${summary}): ${verdict.violations.slice(0, 3).join('; ')}`);
+				if (failures.length >= 5) break;
+			}
+			expect(failures).toEqual([]);
+		});
+	});
+}
