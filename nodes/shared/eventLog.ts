@@ -121,9 +121,11 @@ export class EventLog {
 		// A page's worth back at a time, each read up to where the one after it began (pages may come back short).
 		for (let to = end; to > 0 && found.size < max; to = Math.max(0, to - pageSize)) {
 			let offset = Math.max(0, to - pageSize);
-			// The first page is read already.
-			if (offset === 0) for (const event of first.events) found.set(event.id, event);
-			if (offset === 0) offset = first.events.length;
+			if (offset === 0) {
+				// The first page is read already.
+				for (const event of first.events) found.set(event.id, event);
+				offset = first.events.length;
+			}
 			for (; offset < to; ) {
 				const page = await this.page(filter, offset, pageSize);
 				// Events up to `to` were seen to exist: only an empty page (the log shrank) stops here.
