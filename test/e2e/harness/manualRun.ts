@@ -9,7 +9,7 @@ import type { ExecuteResult, WorkflowImport, WorkflowRun } from './cli';
 import { isFinished } from './executions';
 import type { Execution } from './executions';
 import type { N8nServer } from './server';
-import { waitFor } from './waitFor';
+import { sleep, waitFor } from './waitFor';
 
 const MANUAL_TRIGGER = 'n8n-nodes-base.manualTrigger';
 /** n8n's own check of fixed record IDs, which gives up after 250 ms of wall-clock time. */
@@ -21,7 +21,7 @@ const REGEX_TIMED_OUT = 'Regular expression execution timed out';
  * whose cores the suite itself keeps busy it can time out. Nothing ran then, so the run is
  * asked again. A main refuses the request; in queue mode the worker fails the run.
  */
-const refusedByIdCheck = (failure: unknown) => JSON.stringify(failure ?? {}).includes(REGEX_TIMED_OUT) || String((failure as Error | undefined)?.message).includes(REGEX_TIMED_OUT);
+const refusedByIdCheck = (failure: unknown) => `${(failure as Error | undefined)?.message} ${JSON.stringify(failure ?? {})}`.includes(REGEX_TIMED_OUT);
 
 /**
  * Runs the workflow from its Manual Trigger and waits until the execution has ended. The
@@ -44,7 +44,7 @@ export async function runManually(
 	for (let attempt = 1; !execution; attempt++) {
 		const again = async (failure: unknown) => {
 			if (attempt >= 5 || !refusedByIdCheck(failure)) return false;
-			await new Promise((resolve) => setTimeout(resolve, 2_000));
+			await sleep(2_000);
 			return true;
 		};
 		let answer: { executionId?: string } | undefined;

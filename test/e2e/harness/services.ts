@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { getFreePort } from './env';
 import { REPO_ROOT } from './install';
 import { spawnLogged, stopProcess, tailFile } from './processes';
+import { sleep } from './waitFor';
 
 export interface PostgresTarget {
 	host: string;
@@ -126,7 +127,7 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs:
 	for (;;) {
 		if (await check().catch(() => false)) return;
 		if (Date.now() > deadline) throw new QueueServicesError(`timed out waiting for ${what}\n${onTimeout()}`);
-		await new Promise((resolve) => setTimeout(resolve, 200));
+		await sleep(200);
 	}
 }
 
