@@ -19,8 +19,8 @@ const PAGE_TRIES = 5;
 /** What a delivery gets: the events it runs (none: another delivery runs them, or none are new), when it may save one the cursor after them, and the cursor the read started from. */
 export type Share = { events: EventRecord[]; cursor?: Cursor; base?: Cursor };
 
-/** A delivery waiting for a read; `ends` stops its deadline's timer. */
-type Waiter = { saved: Cursor; answerBy: number; started: boolean; resolve: (share: Share) => void; reject: (error: Error) => void; ends: AbortController };
+/** A delivery waiting for a read. */
+type Waiter = { saved: Cursor; answerBy: number; started: boolean; answered: boolean; resolve: (share: Share) => void; reject: (error: Error) => void };
 
 /** The deliveries waiting for the next read, and what it reads with. */
 export type ReadBatch = { waiters: Waiter[]; settings: ReadSettings };
@@ -36,12 +36,9 @@ interface ReadSettings {
 /** The delivery's share of the next read from `saved`; rejects when the log fails or no read answered by `answerBy`. */
 export async function shareOfNextRead(memory: LogReads, settings: ReadSettings, saved: Cursor, answerBy: number): Promise<Share> {
 	return await new Promise<Share>((resolve, reject) => {
-		const waiter: Waiter = { saved, answerBy, started: false, resolve, reject, ends: new AbortController() };
+		const waiter: Waiter = { saved, answerBy, started: false, answered: false, resolve, reject };
 		// A read under way answers its deliveries by their time; one still waiting for its read is answered 503 then.
-		void sleep(Math.max(0, answerBy - Date.now()), waiter.ends.signal).then(
-			() => !waiter.started && answerWaiter(waiter, notInTime(settings)),
-			() => undefined,
-		);
+		void sleep(Math.max(0, answerBy - Date.now())).then(() => !waiter.started && answerWaiter(waiter, notInTime(settings)));
 		waitForNextRead(memory, settings, waiter);
 	});
 }
@@ -57,7 +54,8 @@ function waitForNextRead(memory: LogReads, settings: ReadSettings, waiter: Waite
 }
 
 function answerWaiter(waiter: Waiter, answer: Share | Error): void {
-	waiter.ends.abort();
+	if (waiter.answered) return;
+	waiter.answered = true;
 	if (answer instanceof Error) waiter.reject(answer);
 	else waiter.resolve(answer);
 }
@@ -65,7 +63,7 @@ function answerWaiter(waiter: Waiter, answer: Share | Error): void {
 async function readNext(memory: LogReads): Promise<void> {
 	const batch = memory.nextRead;
 	memory.nextRead = undefined;
-	const waiters = batch?.waiters.filter((waiter) => !waiter.ends.signal.aborted) ?? [];
+	const waiters = batch?.waiters.filter((waiter) => !waiter.answered) ?? [];
 	if (!batch || waiters.length === 0) return;
 	const { settings } = batch;
 	memory.reading = true;

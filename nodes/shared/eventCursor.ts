@@ -239,12 +239,8 @@ export async function poll(
 	const scans: Scan[] = filters.map((filter) => ({ filter, found: new Map(), positions: new Map(), end: cursor.offsets[filterKey(filter)] ?? 0, reached: cursor.floor, skippedBelow: Infinity, done: false }));
 	let stopped = false;
 	const reads = Promise.all(scans.map(async (scan) => await readScan(log, scan, cursor, max, pageSize, pageTries, skip, () => stopped)));
-	if (until === undefined) await reads;
-	else {
-		// n8n 1.x's sleep takes no signal: its timer runs out and does nothing.
-		const over = new AbortController();
-		await Promise.race([reads, sleep(Math.max(0, until - Date.now()), over.signal).catch(() => undefined)]).finally(() => over.abort());
-	}
+	// The deadline's timer, once the reads ended first, runs out and does nothing.
+	await (until === undefined ? reads : Promise.race([reads, sleep(Math.max(0, until - Date.now()))]));
 	const complete = scans.every((scan) => scan.done);
 	if (!complete) {
 		stopped = !finishAfterDeadline;
