@@ -70,6 +70,8 @@ export class ClinicService {
 	readonly logReads = { count: 0, underWay: 0, mostAtOnce: 0 };
 	/** Whether the subscriptions deliver (false: the service stopped them, a backlog piles up). */
 	delivering = true;
+	/** Ids taken whose transaction has not committed yet. */
+	uncommitted = 0;
 	private nextId = 1000;
 	private nextSubscriptionId = 1;
 
@@ -84,10 +86,12 @@ export class ClinicService {
 		const id = this.nextId++;
 		const event: LoggedEvent = { id, topic, name, created_at: new Date().toISOString(), value: { id: `p-${id}`, name: `Patient ${id}` }, logs: [] };
 		const commit = () => {
+			if (commitAfterMs > 0) this.uncommitted--;
 			const at = this.events.findIndex((other) => other.id > id);
 			this.events.splice(at === -1 ? this.events.length : at, 0, event);
 			this.deliverEvent(event);
 		};
+		if (commitAfterMs > 0) this.uncommitted++;
 		if (commitAfterMs > 0) setTimeout(commit, commitAfterMs);
 		else commit();
 		return id;

@@ -2,8 +2,8 @@
  * One simulated world: the service model, n8n's model with its processes, the package's
  * real trigger code in each process, and a script of what happens when (events, kills,
  * saves, polls), all in jest's virtual time. `runWorld` plays it, lets it go quiet (the
- * service re-sends a delivery now and then, as live traffic does), and answers what the
- * invariants found.
+ * service re-sends a delivery now and then, as live traffic does) until it has settled
+ * and stayed so for three minutes, and answers what the invariants found.
  */
 import type { INode } from 'n8n-workflow';
 
@@ -44,7 +44,7 @@ export interface WorldSetup {
 	storeMs: [number, number];
 	/** How long the script runs before the quiet part. */
 	durationMs: number;
-	/** How long the world goes on quietly, a delivery re-sent every 20 s, before the verdict. */
+	/** How long the world goes on quietly at most, a delivery re-sent every 20 s, before the verdict (less once it settled). */
 	quietMs: number;
 }
 
@@ -156,9 +156,32 @@ export async function runWorld(seed: number, setup: WorldSetup, copies: PackageC
 		for (let t = setup.pollEveryMs; t < setup.durationMs + setup.quietMs; t += setup.pollEveryMs) world.at(t, async () => await n8n.poll());
 	}
 	for (let t = setup.durationMs; t < setup.durationMs + setup.quietMs; t += 20_000) world.at(t, () => service.resend());
-	await jest.advanceTimersByTimeAsync(setup.durationMs + setup.quietMs + 120_000);
+	await playUntilSettled(setup, () => service.uncommitted === 0 && everyEventRan(n8n, ours));
 	const verdict = judge(n8n, service, ours, started);
 	return { ...verdict, violations: [...violations, ...verdict.violations], warnings: processes.flatMap((p) => p.logger.warnings) };
+}
+
+/** Live traffic after the settled moment: resends and polls that would run an event again, were the record of what ran wrong. */
+const SETTLED_FOR_MS = 3 * 60_000;
+
+/**
+ * Plays the script, then the quiet part until the world has settled (no commit still to come, every event of the
+ * trigger's kind ran or was lost by n8n) and stayed so for SETTLED_FOR_MS; at most the whole quiet part and two minutes.
+ */
+async function playUntilSettled(setup: WorldSetup, settled: () => boolean): Promise<void> {
+	const end = Date.now() + setup.durationMs + setup.quietMs + 120_000;
+	await jest.advanceTimersByTimeAsync(setup.durationMs);
+	let settledSince: number | undefined;
+	while (Date.now() < end && (settledSince === undefined || Date.now() - settledSince < SETTLED_FOR_MS)) {
+		await jest.advanceTimersByTimeAsync(Math.min(10_000, end - Date.now()));
+		settledSince = settled() ? (settledSince ?? Date.now()) : undefined;
+	}
+}
+
+/** Whether each of `ours` ran, or was lost by n8n (all of them are committed). */
+function everyEventRan(n8n: N8nModel, ours: number[]): boolean {
+	const ran = new Set(n8n.db.runs.filter((run) => run.node === 'Clinic Trigger').flatMap((run) => run.items.map((item) => Number(item.eventId))));
+	return ours.every((id) => ran.has(id) || n8n.lostByN8n.has(id));
 }
 
 /** Activation before the script starts, in virtual time as long as it takes (a slow log, tries again). */
