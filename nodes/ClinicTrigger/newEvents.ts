@@ -17,7 +17,7 @@ import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
 import { keepCursorMarkedUntilAnswered } from './cursorSave';
-import { keepForRetry, shareOfNextRead } from './sharedRead';
+import { shareOfNextRead } from './sharedRead';
 import type { ReadBatch, Share } from './sharedRead';
 import type { StoredSubscription } from './storage';
 import type { Setup } from './subscriptions';
@@ -34,7 +34,7 @@ const START = 'now';
 /**
  * A trigger's record in this process's memory (memory.ts): the newest cursor n8n confirmed, the ids of the runs it
  * has not answered yet, whether a read is under way and the deliveries waiting for the next, and what a read that
- * went on after its deliveries were answered found, or a refused run handed back (`readAhead`, from `base`).
+ * went on after its deliveries were answered found (`readAhead`, from `base`).
  */
 export interface LogReads {
 	confirmed?: Cursor;
@@ -106,8 +106,8 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 		response.status(503).set('Retry-After', '5').json({ error: 'The event log could not be read: try again' });
 		return undefined;
 	}
-	const { events, cursor, base } = share;
-	if (events.length === 0 || !cursor || !base) {
+	const { events, cursor } = share;
+	if (events.length === 0 || !cursor) {
 		// Nothing new at all: a cursor that counts more as handled than what was saved or confirmed (gaps given up) is
 		// saved with this answer. Only then: n8n writes static data written to, and a burst's deliveries would each write it.
 		const savedOrConfirmed = saved && memory.confirmed ? mergeCursors(saved, memory.confirmed) : (saved ?? memory.confirmed);
@@ -116,10 +116,10 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 		response.status(200).json(NOTHING_NEW_ANSWER);
 		return undefined;
 	}
+	// A refused run's events are read again with the service's retry.
 	void keepCursorMarkedUntilAnswered(run, cursor).then((stored) => {
 		if (stored) memory.confirmed = memory.confirmed ? mergeCursors(cursor, memory.confirmed) : cursor;
 		for (const event of events) memory.unanswered?.delete(event.id);
-		if (!stored) keepForRetry(memory, { events, cursor, base });
 	});
 	const receivedAt = new Date().toISOString();
 	return events.map((event) => ({ json: eventItemOf(event, { receivedAt }) }));

@@ -16,8 +16,8 @@ import type { LogReads } from './newEvents';
 /** How often a read asks for a page that failed. */
 const PAGE_TRIES = 5;
 
-/** What a delivery gets: the events it runs (none: another delivery runs them, or none are new), when it may save one the cursor after them, and the cursor the read started from. */
-export type Share = { events: EventRecord[]; cursor?: Cursor; base?: Cursor };
+/** What a delivery gets: the events it runs (none: another delivery runs them, or none are new), and when it may save one the cursor after them. */
+export type Share = { events: EventRecord[]; cursor?: Cursor };
 
 /** A delivery waiting for a read. */
 type Waiter = { saved: Cursor; answerBy: number; started: boolean; answered: boolean; resolve: (share: Share) => void; reject: (error: Error) => void };
@@ -72,7 +72,7 @@ async function readNext(memory: LogReads): Promise<void> {
 		const saved = waiters.map((waiter) => waiter.saved).reduce((one, other) => mergeCursors(one, other));
 		const read = await readPast(memory, settings, saved, Math.min(...waiters.map((waiter) => waiter.answerBy)));
 		// Decided in one synchronous step, before the next read starts: one delivery runs them, the others find them in its run.
-		shareOut(memory, settings, read, waiters, saved);
+		shareOut(memory, settings, read, waiters);
 	} catch (error) {
 		for (const waiter of waiters) answerWaiter(waiter, error as Error);
 	} finally {
@@ -92,8 +92,7 @@ async function readPast(memory: LogReads, settings: ReadSettings, saved: Cursor,
 	const keepLateOutcome = (outcome?: PollOutcome) => {
 		lateReadEnded = true;
 		memory.finishingLate = false;
-		// A refused run's events, handed back for its retry, stay first.
-		if (outcome) memory.readAhead ??= { base: from, outcome };
+		if (outcome) memory.readAhead = { base: from, outcome };
 	};
 	// One read at a time goes on past its deadline.
 	const mayFinishLate = !memory.finishingLate;
@@ -105,7 +104,7 @@ async function readPast(memory: LogReads, settings: ReadSettings, saved: Cursor,
 }
 
 /** Hands the read to its deliveries: events of runs n8n has not answered yet, or that it confirmed, are not new. */
-function shareOut(memory: LogReads, settings: ReadSettings, read: PollOutcome, waiters: Waiter[], base: Cursor): void {
+function shareOut(memory: LogReads, settings: ReadSettings, read: PollOutcome, waiters: Waiter[]): void {
 	const unanswered = (memory.unanswered ??= new Set());
 	const { confirmed } = memory;
 	const inOtherRuns = read.events.filter((event) => unanswered.has(event.id)).length;
@@ -119,7 +118,7 @@ function shareOut(memory: LogReads, settings: ReadSettings, read: PollOutcome, w
 	const [runner, ...others] = events.length > 0 ? waiters : [];
 	if (runner) {
 		for (const event of events) unanswered.add(event.id);
-		answerWaiter(runner, { events, cursor, base });
+		answerWaiter(runner, { events, cursor });
 	}
 	for (const waiter of runner ? others : waiters) {
 		if (events.length === 0 && inOtherRuns === 0) answerWaiter(waiter, { events: [], cursor });
@@ -139,9 +138,4 @@ function takeReadAhead(memory: LogReads, saved: Cursor): PollOutcome | undefined
 	const events = ahead.outcome.events.filter((event) => !isHandled(saved, event.id));
 	if (events.some((event) => memory.unanswered?.has(event.id))) return undefined;
 	return events.length > 0 ? { events, cursor: mergeCursors(ahead.outcome.cursor, saved), complete: true } : undefined;
-}
-
-/** A run n8n refused: its events are what the next read runs first (the service's retry), not read again from the log. */
-export function keepForRetry(memory: LogReads, share: Required<Share>): void {
-	memory.readAhead = { base: share.base, outcome: { events: share.events, cursor: share.cursor, complete: true } };
 }
