@@ -1,13 +1,12 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
-import type { IHookFunctions, INodeType, INodeTypeDescription, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+import type { INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { integrationCredentials } from '../shared/authentication';
 import { eventsSubtitle } from '../shared/catalogOptions';
 import { eventOutputProperties } from '../shared/outputProperties';
 import { triggerProperties } from './description';
 import { receiveDelivery } from './receive';
-import { checkExists, create, deleteSubscriptions } from './lifecycle';
-import { subscriptionError } from './subscriptions';
+import { webhookMethods } from './lifecycle';
 
 export class ClinicTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -38,28 +37,7 @@ export class ClinicTrigger implements INodeType {
 		properties: [...triggerProperties, ...eventOutputProperties()],
 	};
 
-	// A failed hook is a NodeOperationError (subscriptionError says why).
-	webhookMethods = {
-		default: {
-			async checkExists(this: IHookFunctions): Promise<boolean> {
-				return await checkExists(this).catch((error: unknown) => {
-					throw subscriptionError(this.getNode(), error);
-				});
-			},
-			async create(this: IHookFunctions): Promise<boolean> {
-				return await create(this).catch((error: unknown) => {
-					throw subscriptionError(this.getNode(), error);
-				});
-			},
-			async delete(this: IHookFunctions): Promise<boolean> {
-				return await deleteSubscriptions(this).catch((error: unknown) => {
-					throw subscriptionError(this.getNode(), error);
-				});
-			},
-		},
-	};
+	webhookMethods = webhookMethods;
 
-	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-		return await receiveDelivery.call(this);
-	}
+	webhook = receiveDelivery;
 }

@@ -1,10 +1,8 @@
 /**
- * How the run's cursor reaches n8n's database. n8n saves the node's static data with the
- * run it starts, when it is marked changed: 2.x after storing the run and before answering
- * (webhook-helpers.ts, `shouldDeferOnReceivedResponse`), 1.x as it answers. On the way 2.x
- * wraps the static data again (workflow-runner.ts, `establishContextForPersistence`), which
- * clears the changed mark set in webhook(): so the cursor is set again every millisecond
- * until n8n answered. When a refused run is answered, n8n saves nothing.
+ * How the run's cursor reaches n8n's database. n8n saves static data marked changed with the run: 2.x after
+ * storing it and before answering (webhook-helpers.ts, `shouldDeferOnReceivedResponse`), 1.x as it answers; a
+ * refused run saves nothing. On the way 2.x wraps the static data again and clears the mark set in webhook()
+ * (workflow-runner.ts, `establishContextForPersistence`), so the cursor is set every millisecond until n8n answered.
  */
 import { sleep } from 'n8n-workflow';
 
@@ -12,9 +10,8 @@ import type { Cursor } from '../shared/eventCursor';
 import type { DeliveryRun } from './newEvents';
 
 /**
- * Sets `cursor` in the static data until n8n answered; resolves with whether it stored the run (a 2xx). A service that
- * stops waiting closes the connection, but n8n goes on and ends the response all the same (Node then sets
- * `writableFinished`, without a 'finish' event). The next delivery tells when the saved cursor is behind (newEvents.ts).
+ * Resolves with whether n8n stored the run (a 2xx). A service that stops waiting closes the connection, but n8n
+ * ends the response all the same (`writableFinished`, without 'finish'). The next delivery tells when the saved cursor is behind.
  */
 export async function keepCursorMarkedUntilAnswered(run: Pick<DeliveryRun, 'response' | 'staticData'>, cursor: Cursor): Promise<boolean> {
 	const { response, staticData } = run;

@@ -27,7 +27,7 @@ function hookOf(ctx: IHookFunctions) {
 const acceptsAddress = (webhookUrl: string, options: IDataObject) => addressOf(webhookUrl) !== '' && (isSecureUrl(webhookUrl) || options.allowInsecureUrl === true);
 
 /** True when every selected event has a live subscription at our address, made with the current signing key; anything else is for `create`. */
-export async function checkExists(ctx: IHookFunctions): Promise<boolean> {
+async function checkExists(ctx: IHookFunctions): Promise<boolean> {
 	const { setup, client, options } = hookOf(ctx);
 	const { keys, staticData } = setup;
 	const stored = storedSubscriptions(staticData);
@@ -49,7 +49,7 @@ export async function checkExists(ctx: IHookFunctions): Promise<boolean> {
 	return true;
 }
 
-export async function create(ctx: IHookFunctions): Promise<boolean> {
+async function create(ctx: IHookFunctions): Promise<boolean> {
 	const { setup, client, options } = hookOf(ctx);
 	const { node, staticData } = setup;
 	if (!acceptsAddress(setup.webhookUrl, options)) {
@@ -91,7 +91,7 @@ export async function create(ctx: IHookFunctions): Promise<boolean> {
  * True once nothing of this trigger is left at the service (a 404: already gone); else it throws, since n8n ignores
  * false, 2.41 retries a throw and 1.x keeps the ids for the next activation. A missing webhook service address is named first.
  */
-export async function deleteSubscriptions(ctx: IHookFunctions): Promise<boolean> {
+async function deleteSubscriptions(ctx: IHookFunctions): Promise<boolean> {
 	const { setup, client } = hookOf(ctx);
 	await client.webhookServiceUrl();
 	const { errors } = await removeOurs(setup, client);
@@ -103,3 +103,13 @@ export async function deleteSubscriptions(ctx: IHookFunctions): Promise<boolean>
 	if (isCursor(setup.staticData.cursor)) setup.staticData.cursor.stoppedAt = Date.now();
 	return true;
 }
+
+/** A hook as n8n calls it; what fails is a NodeOperationError that says why (subscriptionError). */
+const hook = (run: (ctx: IHookFunctions) => Promise<boolean>) =>
+	async function (this: IHookFunctions): Promise<boolean> {
+		return await run(this).catch((error: unknown) => {
+			throw subscriptionError(this.getNode(), error);
+		});
+	};
+
+export const webhookMethods = { default: { checkExists: hook(checkExists), create: hook(create), delete: hook(deleteSubscriptions) } };

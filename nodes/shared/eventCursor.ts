@@ -1,18 +1,12 @@
 /**
- * Where a trigger is in the event log, and how one read finds what is new: the Event Log
- * Trigger reads on its schedule, the Clinic Trigger when a delivery wakes it.
+ * Where a trigger is in the event log, and how one read finds what is new (the Event Log Trigger reads on its
+ * schedule, the Clinic Trigger when a delivery wakes it). Ids are taken in increasing order, but a transaction may
+ * commit after ones with higher ids (a late commit). The cursor: every id up to `floor` is handled, and of the ids
+ * above it, those in `seen` ran. A gap between seen ids (another kind of event, or a late commit) stays open until
+ * LATE_COMMIT_MS after a read first saw an id above it: a window by time, however many other events are logged.
  *
- * Ids are the service's own integers, taken in increasing order, but a transaction may
- * commit after ones with higher ids (a late commit). The cursor says: every id up to
- * `floor` is handled, and of the ids above it, those in `seen` ran. An id between two
- * seen ones (a gap: another kind of event, or a late commit) stays open until
- * LATE_COMMIT_MS after a read first saw an id above it; then the floor moves past it.
- * The window is by time, so any number of other events logged meanwhile changes nothing.
- *
- * Offsets shift on a live log (new events push older ones down in a newest-first list),
- * so pages overlap by one event and a page that does not join up with what was read is
- * read again from further back. Ids seen in this read are skipped, so a shifted page
- * repeats nothing.
+ * Offsets shift on a live log, so pages overlap by one event, a page that does not join up is read again from
+ * further back, and ids already read in this read are skipped.
  */
 import { sleep } from 'n8n-workflow';
 import type { IDataObject } from 'n8n-workflow';
@@ -22,7 +16,7 @@ import type { EventFilter, EventRecord, ListOrder } from './eventRecord';
 import { DEFAULT_PAGE_SIZE } from './eventLog';
 import { orderOf } from './eventRecord';
 
-/** How late a transaction may commit after one with a higher id: a gap stays open this long after an id above it was read. */
+/** How late a transaction may commit after one with a higher id. */
 export const LATE_COMMIT_MS = 60_000;
 /** How many of the newest events a cursor from now looks at. */
 const STARTING_TAIL = 100;
