@@ -32,11 +32,12 @@ export const NOTHING_NEW_ANSWER = { received: true, duplicate: true };
 const START = 'now';
 
 /**
- * A trigger's record in this process's memory (memory.ts): the newest cursor n8n confirmed, the ids of the runs it
+ * A trigger's record in this process's memory (memory.ts): its starting cursor, the newest cursor n8n confirmed, the ids of the runs it
  * has not answered yet, whether a read is under way and the deliveries waiting for the next, and what a read that
  * went on after its deliveries were answered found (`readAhead`, from `base`).
  */
 export interface LogReads {
+	starting?: Promise<Cursor>;
 	confirmed?: Cursor;
 	unanswered?: Set<number>;
 	reportedBehind?: boolean;
@@ -91,6 +92,15 @@ export async function startingCursor(log: EventLog, filters: EventFilter[], upda
 	});
 }
 
+/** Static data without a cursor (a first delivery before any activation): one starting cursor per process, shared by a burst. */
+async function startingCursorOnce(memory: LogReads, log: EventLog, filters: EventFilter[], webhookUrl: string): Promise<Cursor> {
+	memory.starting ??= startingCursor(log, filters, webhookUrl).catch((error: Error) => {
+		memory.starting = undefined;
+		throw error;
+	});
+	return await memory.starting;
+}
+
 /** The delivery's items; undefined once answered here: nothing new (200), or the log not read in time (503, nothing runs). */
 export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData[] | undefined> {
 	const { response, staticData, memory } = run;
@@ -99,7 +109,7 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	let share: Share;
 	try {
 		const filters = await triggerFilters(run.keys, run.stored, run.client);
-		const from = cursorToReadFrom(run, saved ?? (await startingCursor(log, filters, run.webhookUrl)));
+		const from = cursorToReadFrom(run, saved ?? (await startingCursorOnce(memory, log, filters, run.webhookUrl)));
 		share = await shareOfNextRead(memory, { log, filters, maxPerRun: MAX_EVENTS_PER_RUN, answerWithinMs: ANSWER_WITHIN_MS }, from, run.arrived + ANSWER_WITHIN_MS);
 	} catch (error) {
 		run.logger.warn(`Clinic Trigger "${run.node.name}": the event log could not be read (${(error as Error).message}); nothing ran, the service's retry or the next delivery runs its events`);

@@ -103,3 +103,31 @@ describe.each([
 		expect(warm.reads).toBeLessThanOrEqual(3);
 	}, 60_000);
 });
+
+describe('static data without a cursor (a first delivery before any activation)', () => {
+	/** `count` deliveries at once to a trigger whose cursor is gone from its static data; the one-event pages they asked for (finding the log's end). */
+	async function burstWithoutCursor(count: number): Promise<number> {
+		sim.reset();
+		forgetProcessMemory();
+		sim.setEventOrder('oldest-first');
+		sim.seedEvents(20_000, 'patient', 'patient-created');
+		const activated = await activateTrigger({ parameters, credentials: credentialsFor(sim) });
+		const staticData = JSON.parse(JSON.stringify(activated.staticData)) as Record<string, IDataObject>;
+		delete staticData[`node:Clinic Trigger`].cursor;
+		const id = (activated.nodeStaticData[PATIENT_CREATED] as IDataObject).id;
+		const secret = sim.subscriptions().find((s) => s.id === id)!.authentication_data.secret;
+		const { value } = logEvent();
+		const rawBody = Buffer.from(JSON.stringify({ value }));
+		sim.clearLog();
+		const deliveries = Array.from({ length: count }, async () => await deliverWebhook({ parameters, store: activated.store, staticData, rawBody, headers: { signature: signDelivery(secret, rawBody) }, query: { event: PATIENT_CREATED } }));
+		for (const result of await Promise.all(deliveries)) expect(result.error).toBeUndefined();
+		return sim.log.filter((entry) => entry.path === '/events' && entry.query.limit === '1').length;
+	}
+
+	it("a burst finds the log's end once, as one delivery does", async () => {
+		const one = await burstWithoutCursor(1);
+		// The end of 20,000 events listed oldest first is found in a dozen or more one-event pages.
+		expect(one).toBeGreaterThan(10);
+		expect(await burstWithoutCursor(8)).toBe(one);
+	}, 60_000);
+});
