@@ -1,7 +1,4 @@
-/**
- * The webhook service's event log (`GET /events`): where its parameters travel, how pages
- * are read, where the log ends, and what an answer looks like.
- */
+/** The webhook service's event log (`GET /events`): where its parameters travel, how pages are read, where the log ends. */
 import type { IDataObject, INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
@@ -19,10 +16,8 @@ export interface EventPage {
 }
 
 /**
- * The end of the event log: the one rule every reader follows. The service's largest page
- * is not documented, so a page shorter than asked may only be its cap. A page ends the log
- * when it comes back empty, or shorter than asked and shorter than the longest page the
- * service has given for this log (a cap is at least that long).
+ * The end of the event log, the one rule every reader follows. The service's largest page is not documented, so a
+ * short page may only be its cap: a page ends the log when empty, or shorter than asked and than the longest page yet.
  */
 export function endsLog(length: number, asked: number, longestPage: number): boolean {
 	return length === 0 || (length < asked && length < longestPage);
@@ -43,11 +38,7 @@ export class EventLog {
 		private readonly client: ClinicClient,
 	) {}
 
-	/**
-	 * One page. The spec declares offset, limit, topic and name in a JSON body on the GET,
-	 * but some deployments read the query string: both carry the same values, so a service
-	 * reading either place (or both) gets them.
-	 */
+	/** One page. The spec declares its parameters in a JSON body on the GET; some deployments read the query string: both carry them. */
 	async page(filter: EventFilter, offset: number, limit: number, itemIndex = 0): Promise<EventPage> {
 		const params: IDataObject = { offset, limit };
 		if (filter.topic) params.topic = filter.topic;
@@ -72,9 +63,8 @@ export class EventLog {
 	}
 
 	/**
-	 * Stops a read that cannot end: a service that ignores `offset` answers the same page
-	 * wherever a reader asks (three times in a row: once is what a live log shifting by as
-	 * many events as a small page moves on gives), and a log read page by page has a bound.
+	 * Stops a read that cannot end: a service that ignores `offset` answers the same page wherever a reader asks (three
+	 * times in a row: once is what a live log shifting by a small page's worth gives), and a log read page by page has a bound.
 	 */
 	private checkProgress(key: string, offset: number, events: EventRecord[], itemIndex: number): void {
 		const ids = events.map((event) => event.id).join(',');
@@ -96,9 +86,8 @@ export class EventLog {
 	}
 
 	/**
-	 * The most recent events matching the filter, newest first, at most `max`, and the number of matching
-	 * events when the service lists oldest first. Works whichever order the service lists in: newest
-	 * first, the first pages hold them; oldest first, the end of the log is found by doubling the offset, then read back.
+	 * The most recent events matching the filter, newest first, at most `max`, and the number of matching events when the
+	 * service lists oldest first: then the end of the log is found by doubling the offset, and read back from there.
 	 */
 	async tail(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<{ events: EventRecord[]; oldestFirstLength?: number }> {
 		const first = await this.page(filter, 0, pageSize);
@@ -137,12 +126,7 @@ export class EventLog {
 		return { events: newestFirst([...found.values()]).slice(0, max), oldestFirstLength: end };
 	}
 
-	/**
-	 * The number of events in an oldest-first log: offsets double until a one-event page
-	 * ends the log (`endsLog`: it comes back empty), then halve between the last full and
-	 * the first empty one. About 2·log2(n/page)
-	 * requests instead of reading the whole log.
-	 */
+	/** The number of events in an oldest-first log: offsets double until a one-event page is empty, then halve between (about 2·log2(n/page) requests). */
 	private async endOffset(filter: EventFilter, first: EventPage): Promise<number> {
 		let known = first.events.length;
 		let step = Math.max(known, 1);
