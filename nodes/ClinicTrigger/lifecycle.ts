@@ -1,8 +1,4 @@
-/**
- * n8n's webhook hooks (`webhookMethods.default`): `checkExists` at every activation (and
- * every n8n 1.x start), `create` when it says false, `delete` at deactivation. Each reads
- * what it needs from n8n once, and one client serves its requests.
- */
+/** n8n's webhook hooks: `checkExists` at every activation (and 1.x start), `create` when it says false, `delete` at deactivation. */
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IHookFunctions } from 'n8n-workflow';
 
@@ -16,7 +12,7 @@ import { isCurrent, secretOf, storeSubscription, storedSubscriptions, triggerIdO
 import { eventOfSubscription, listedAtAddress, removeOurs, sameId, secretAgrees, selectedEventKeys, subscribe, subscriptionError } from './subscriptions';
 import type { Setup } from './subscriptions';
 
-/** What a hook reads from n8n, once: plain values, and one client for all its requests. */
+/** What a hook reads from n8n, once, and one client for its requests. */
 function hookOf(ctx: IHookFunctions) {
 	const events = ctx.getNodeParameter('events', []);
 	const setup: Setup = { node: ctx.getNode(), staticData: ctx.getWorkflowStaticData('node'), webhookUrl: ctx.getNodeWebhookUrl('default') ?? '', keys: selectedEventKeys(events) };
@@ -59,9 +55,8 @@ async function create(ctx: IHookFunctions): Promise<boolean> {
 		throw new NodeOperationError(node, message, { description });
 	}
 	await client.webhookServiceUrl();
-	// The cursor first, from the log's newest events: an event logged while subscribing runs with the first delivery.
-	// One already stored stays (n8n 1.x calls `create` again at start: what was logged while n8n was down runs then),
-	// and so does one stopped less than LATE_COMMIT_MS ago (a save or republish); after a longer stop the trigger starts from now.
+	// The cursor before subscribing: an event logged meanwhile runs with the first delivery. A stored one stays (1.x calls
+	// `create` at every start) unless stopped more than LATE_COMMIT_MS ago (a save or republish is quicker): then from now.
 	const saved = staticData.cursor;
 	const kept = isCursor(saved) && !(Number(saved.stoppedAt) < Date.now() - LATE_COMMIT_MS);
 	if (isCursor(saved)) delete saved.stoppedAt;
@@ -87,10 +82,7 @@ async function create(ctx: IHookFunctions): Promise<boolean> {
 	return true;
 }
 
-/**
- * True once nothing of this trigger is left at the service (a 404: already gone); else it throws, since n8n ignores
- * false, 2.41 retries a throw and 1.x keeps the ids for the next activation. A missing webhook service address is named first.
- */
+/** True once nothing of this trigger is left at the service; else it throws (n8n ignores false; 2.41 retries a throw, 1.x keeps the ids). */
 async function deleteSubscriptions(ctx: IHookFunctions): Promise<boolean> {
 	const { setup, client } = hookOf(ctx);
 	await client.webhookServiceUrl();

@@ -1,7 +1,4 @@
-/**
- * The Clinic Trigger's one store in process memory: an entry per trigger and n8n mode, bounded by count.
- * None of it is the record of what ran: that is the cursor in the node's static data, which n8n saves.
- */
+/** The Clinic Trigger's one store in process memory: an entry per trigger and n8n mode, bounded by count. */
 import { sleep } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
@@ -13,7 +10,7 @@ import type { SubscriptionWatch } from './resubscribe';
 /** How many triggers' entries are kept at most: past it, the least recently used goes. */
 export const TRIGGERS_KEPT = 1_000;
 
-/** A trigger's entry: its subscriptions' watch (resubscribe.ts), its record of what ran (newEvents.ts), and its credential reads by type and id (never in static data or logs), each shared while under way and ANSWER_WITHIN_MS after (n8n makes every read a database query and a decrypt). */
+/** A trigger's entry: its subscriptions' watch, its reads of the log, and its credential reads (never in static data or logs), each shared ANSWER_WITHIN_MS (n8n makes every read a database query and a decrypt). */
 export interface TriggerMemory extends SubscriptionWatch, LogReads {
 	credentials: Map<string, { read: Promise<ICredentialDataDecryptedObject>; startedAt: number }>;
 }
@@ -32,7 +29,7 @@ export function credentialsKept(): number {
 	return [...triggers.values()].reduce((count, memory) => count + memory.credentials.size, 0);
 }
 
-/** The credential: the one read in the last ANSWER_WITHIN_MS, or with `fresh` one read after the delivery `arrived` (a delivery the kept one does not verify is checked with it as saved). `earlier` tells that the one answered was read before the delivery arrived. */
+/** The credential read in the last ANSWER_WITHIN_MS, or with `fresh` one read after the delivery `arrived`; `earlier`: read before it arrived. */
 export async function credentialFor(memory: TriggerMemory, key: string, arrived: number, fresh: boolean, read: () => Promise<ICredentialDataDecryptedObject>) {
 	const kept = memory.credentials.get(key);
 	// Same millisecond: counted as before the arrival (one read too many rather than a stale one).

@@ -1,15 +1,13 @@
 /**
- * What a verified delivery runs: the events past the trigger's cursor in the event log,
- * oldest first, each with its `eventId` (the body names none: a delivery only wakes the
- * trigger). Deliveries arriving together share one read (sharedRead.ts), from the cursor in
- * the node's static data merged with the newest one n8n confirmed in this process. The events
- * of a run n8n has not answered yet are another delivery's: no read counts them, so a read never
- * goes past a run n8n has not stored, and a refused run's events run with the next delivery (the retry).
+ * What a verified delivery runs: the events past the trigger's cursor in the event log, oldest first, each with its
+ * `eventId` (a delivery only wakes the trigger). The cursor is the one in static data merged with the newest n8n
+ * confirmed in this process. A run n8n has not answered yet keeps its events: no read counts them, so a refused run's
+ * events run with the service's retry.
  */
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, Logger } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
-import { cursorFromNow, handlesAll, mergeCursors, savedCursor, settle } from '../shared/eventCursor';
+import { cursorFromNow, handlesAll, mergeCursors, savedCursor } from '../shared/eventCursor';
 import type { Cursor, PollOutcome } from '../shared/eventCursor';
 import { EventLog } from '../shared/eventLog';
 import { eventFilterOf, eventItemOf } from '../shared/eventRecord';
@@ -31,11 +29,7 @@ export const NOTHING_NEW_ANSWER = { received: true, duplicate: true };
 /** The Start From setting of the trigger's cursor (the Event Log Trigger's "now"). */
 const START = 'now';
 
-/**
- * A trigger's record in this process's memory (memory.ts): its starting cursor, the newest cursor n8n confirmed, the ids of the runs it
- * has not answered yet, whether a read is under way and the deliveries waiting for the next, and what a read that
- * went on after its deliveries were answered found (`readAhead`, from `base`).
- */
+/** A trigger's reads in process memory (memory.ts): the starting cursor, the newest n8n confirmed, the events of runs not answered yet, the read under way and the deliveries waiting for the next, and what a read that went on past its deadline found. */
 export interface LogReads {
 	starting?: Promise<Cursor>;
 	confirmed?: Cursor;
@@ -74,11 +68,9 @@ export async function triggerFilters(keys: string[], stored: Map<string, StoredS
 }
 
 /**
- * The trigger's cursor from now: where activation starts it. `updatedFrom` (the trigger's
- * address), for a trigger activated by a version without cursors: the service's delivery log
- * is the evidence. Events answered 2xx there ran; so did those never delivered there that are
- * older than the first one that was (logged before the subscription); the others run now.
- * Static data without a cursor is the same case (a first delivery before any activation).
+ * Where activation starts the cursor: from now, or, with `updatedFrom` (a trigger activated by a version without cursors),
+ * from the service's delivery log: events answered 2xx at that address ran, and so did those never delivered there that
+ * are older than the first one that was; the others run now.
  */
 export async function startingCursor(log: EventLog, filters: EventFilter[], updatedFrom?: string): Promise<Cursor> {
 	if (updatedFrom === undefined) return await cursorFromNow(log, filters, START);
@@ -118,8 +110,7 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	}
 	const { events, cursor } = share;
 	if (events.length === 0 || !cursor) {
-		// Nothing new at all: a cursor that counts more as handled than what was saved or confirmed (gaps given up) is
-		// saved with this answer. Only then: n8n writes static data written to, and a burst's deliveries would each write it.
+		// Nothing new: the cursor is written only when it handles more (gaps given up), as n8n saves static data written to.
 		const savedOrConfirmed = saved && memory.confirmed ? mergeCursors(saved, memory.confirmed) : (saved ?? memory.confirmed);
 		if (cursor && (!savedOrConfirmed || !handlesAll(savedOrConfirmed, cursor))) staticData.cursor = cursor;
 		if (cursor) memory.confirmed = cursor;
@@ -140,7 +131,7 @@ function cursorToReadFrom(run: DeliveryRun, saved: Cursor): Cursor {
 	const { confirmed } = run.memory;
 	if (!confirmed) return saved;
 	const merged = mergeCursors(saved, confirmed);
-	if (!handlesAll({ ...saved, ...settle(saved.floor, saved.seen) }, merged) && !run.memory.reportedBehind) {
+	if (!handlesAll(saved, merged) && !run.memory.reportedBehind) {
 		run.memory.reportedBehind = true;
 		run.logger.warn(
 			`Clinic Trigger "${run.node.name}": the cursor n8n saved is behind the events this n8n process ran. Another node in this workflow (a polling trigger such as the Clinic Event Log Trigger, or a second Clinic Trigger) saved an older copy of the workflow's static data, another n8n process did, or n8n did not save the cursor with a run. Those events do not run again while this process runs; keep the Clinic Trigger alone in its workflow.`,

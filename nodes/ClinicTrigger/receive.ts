@@ -1,8 +1,4 @@
-/**
- * One delivery, checked in order (a failed check starts nothing): what it needs from n8n is
- * read here, once, and handed on as plain values. The node answers refusals and deliveries
- * that start nothing; n8n answers one that starts a run.
- */
+/** One delivery, checked in order (a failed check starts nothing); what it needs from n8n is read here once. The node answers what starts nothing; n8n answers a run. */
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { findEvent, fullTopic } from '../shared/catalog';
@@ -77,8 +73,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const event = findEvent(key);
 	if (!event || !keys.includes(key)) return answer(404, { error: 'This trigger does not listen for this event' });
 
-	// 3. The proof, over the raw bytes, with the secret derived from the credential's signing
-	//    key; a delivery the kept credential does not verify is checked again with it as saved.
+	// 3. The proof, over the raw bytes; a delivery the kept credential does not verify is checked again with it as saved.
 	const trigger = [this.getWorkflow().id ?? '', node.name, this.getMode()].join('\n');
 	const memory = memoryOf(trigger);
 	const staticData = this.getWorkflowStaticData('node');
@@ -108,9 +103,8 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		run.logger.warn(`Clinic Trigger "${node.name}": the credential holds no webhook signing key, so deliveries cannot be verified. Save the credential, then deactivate and activate the workflow.`);
 	}
 
-	// 4. A stale subscription: made with the previous signing key (the one reason an
-	//    unverified delivery may resubscribe, at most once a minute: a forged one looks the
-	//    same), or stopped by the service. The log then says what ran meanwhile.
+	// 4. A stale subscription: made with the previous signing key (an unverified delivery may resubscribe for it, once
+	//    a minute: a forged one looks the same), or stopped by the service.
 	const oldKeyEvents = eventsOfOldSigningKey(stored, signingKey);
 	if (!verified && (!oldKeyEvents.includes(key) || !mayResubscribeUnverified(memory))) return answer(401, { error: 'Unauthorized' });
 	// Not in a test run: n8n gives it the production address, where a subscription would outlive the test.
@@ -119,8 +113,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	// Subscribing takes the time the service needs: default timeouts, with the credential already read.
 	if (stale) await resubscribe(run, clientFor(this, { readCredentials: checked.readCredentials }), run.logger, stale, memory);
 
-	// 5. What runs: the log's events past the cursor (a stale subscription's among them), or
-	//    the delivery's body; an unverified body never runs (a 200 saves the new subscription).
+	// 5. What runs: the log's events past the cursor, or the body; an unverified body never runs (a 200 saves a resubscribe).
 	let items: INodeExecutionData[] | undefined;
 	if (readsEventLog(options)) items = await runNewEvents(run);
 	else if (!verified) return answer(200, { received: true });

@@ -1,8 +1,6 @@
 /**
- * A stale subscription (made with a signing key the credential no longer holds, or disabled
- * or deleted by the service), replaced from a delivery by activation's reconcile
- * (subscriptions.ts). What it missed is in the log past the cursor: it runs with this
- * delivery. One at a time per trigger; a failure removes nothing and fails the delivery.
+ * A stale subscription (of a signing key the credential no longer holds, or disabled or deleted by the service),
+ * replaced from a delivery by activation's reconcile, one at a time per trigger. What it missed runs from the log.
  */
 import { NodeOperationError } from 'n8n-workflow';
 import type { INode, Logger } from 'n8n-workflow';
@@ -17,7 +15,7 @@ import type { Setup } from './subscriptions';
 /** Why subscriptions are stale, and which events'. */
 export type StaleSubscriptions = { reason: keyof typeof WHAT_HAPPENED; keys: string[] };
 
-/** In the trigger's memory (memory.ts): when its subscriptions were last listed, the resubscribe under way, when an unverified delivery last started one, when one last failed a delivery, and the stale ones it left. */
+/** In the trigger's memory: when its subscriptions were last listed, the resubscribe under way, when an unverified delivery last started one, when one last failed, and the stale ones it left. */
 export interface SubscriptionWatch {
 	listedAt?: number;
 	resubscribing?: Promise<unknown>;
@@ -78,8 +76,7 @@ export async function resubscribe(setup: Setup, client: ClinicClient, logger: Lo
 	} catch (error) {
 		watch.stale = stale;
 		const message = `The Clinic Trigger cannot receive events: ${what}. Subscribing again failed: ${messageOf(error)}`;
-		// A stopped subscription that cannot be replaced fails one delivery a minute; the
-		// deliveries of the working ones meanwhile run (the n8n log says it failed again).
+		// One that cannot be replaced fails a delivery a minute; the working subscriptions' deliveries run meanwhile.
 		if (stale.reason !== 'signingKeyChanged' && Date.now() - (watch.failedAt ?? 0) < STALE_CHECK_EVERY_MS) {
 			logger.warn(`Clinic Trigger "${node.name}": ${message}`);
 			return;

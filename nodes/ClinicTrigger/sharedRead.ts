@@ -1,9 +1,7 @@
 /**
- * Deliveries arriving together share one read of the log: one read is under way per trigger
- * in a process, and the deliveries that arrive meanwhile wait for the next one, which starts
- * when it ends (a read that began before a delivery arrived may miss its event). Of those
- * sharing a read, one runs what it found and the others are answered as nothing new, or,
- * when the read found more than one run holds, wait for the next read and run the rest.
+ * Deliveries arriving together share one read of the log: one is under way per trigger in a process, and those that
+ * arrive meanwhile wait for the next (a read begun before a delivery arrived may miss its event). One delivery runs
+ * what the read found; the others are answered as nothing new or, when there is more than a run holds, wait for the next.
  */
 import { sleep } from 'n8n-workflow';
 
@@ -25,7 +23,6 @@ type Waiter = { saved: Cursor; answerBy: number; started: boolean; answered: boo
 /** The deliveries waiting for the next read, and what it reads with. */
 export type ReadBatch = { waiters: Waiter[]; settings: ReadSettings };
 
-/** The read's settings: at most `maxPerRun` events a run. */
 interface ReadSettings {
 	log: EventLog;
 	filters: EventFilter[];
@@ -81,10 +78,7 @@ async function readNext(memory: LogReads): Promise<void> {
 	}
 }
 
-/**
- * One read from `saved` until `until`: what an earlier read that went on found first, then the log after it.
- * A read that cannot finish in time goes on (one at a time), and hands what it found to the next read.
- */
+/** One read from `saved` until `until`: what an earlier read found past its deadline, then the log after it. One read at a time goes on past its deadline, for the next read. */
 async function readPast(memory: LogReads, settings: ReadSettings, saved: Cursor, until: number): Promise<PollOutcome> {
 	const ahead = takeReadAhead(memory, saved);
 	const from = ahead?.cursor ?? saved;
@@ -94,10 +88,9 @@ async function readPast(memory: LogReads, settings: ReadSettings, saved: Cursor,
 		memory.finishingLate = false;
 		if (outcome) memory.readAhead = { base: from, outcome };
 	};
-	// One read at a time goes on past its deadline.
 	const mayFinishLate = !memory.finishingLate;
 	const skip = (id: number) => !!memory.unanswered?.has(id);
-	// A failed page is asked again: a read that goes on for minutes need not fail for one failed request.
+	// A read that goes on for minutes need not fail for one failed request.
 	const fresh = await poll(settings.log, settings.filters, from, settings.maxPerRun, { until, pageTries: PAGE_TRIES, skip, finishAfterDeadline: mayFinishLate ? keepLateOutcome : undefined });
 	if (mayFinishLate && !fresh.complete && !lateReadEnded) memory.finishingLate = true;
 	return ahead ? { ...fresh, events: [...ahead.events, ...fresh.events] } : fresh;
@@ -127,10 +120,7 @@ function shareOut(memory: LogReads, settings: ReadSettings, read: PollOutcome, w
 	}
 }
 
-/**
- * What an earlier read that went on found, for a read from `saved`: its events `saved` does not count as
- * handled (every one up to where it read, as long as `saved` handles all its base did). Taken once.
- */
+/** Taken once: what a read that went on past its deadline found that `saved` does not handle, when `saved` handles all that read began from. */
 function takeReadAhead(memory: LogReads, saved: Cursor): PollOutcome | undefined {
 	const ahead = memory.readAhead;
 	memory.readAhead = undefined;

@@ -1,7 +1,4 @@
-/**
- * Checks that a delivery comes from the clinic service, and derives the secrets it is checked with: constant-time,
- * on the raw bytes received, never on re-serialised JSON. Nothing here logs or returns a secret.
- */
+/** Checks that a delivery comes from the clinic service (constant-time, on the raw bytes), and derives the secrets. */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 /** How a delivery proves where it comes from. */
@@ -51,8 +48,7 @@ export function verifyDelivery(input: { mode: VerificationMode; rawBody: Buffer;
 	return matches ? { ok: true } : { ok: false, reason: 'mismatch' };
 }
 
-/** Names a delivery's content, the same in every process; a retry and another event with that payload share it, so it is
- * no value to dedupe on (`eventId` is). */
+/** Names a delivery's content in every process; a retry and another event with that payload share it, so it is no value to dedupe on (`eventId` is). */
 export function deliveryIdOf(eventKey: string, rawBody: Buffer): string {
 	return createHash('sha256').update(eventKey, 'utf8').update('\n').update(rawBody).digest('hex');
 }

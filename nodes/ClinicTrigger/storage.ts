@@ -1,7 +1,4 @@
-/**
- * The subscriptions in the node's static data: `{[eventKey]: {id, topic, keyId}}`, no secret (signature.ts derives
- * them). Entries stored by 0.1.0 hold the secret itself and keep verifying until the next activation replaces them.
- */
+/** The subscriptions in static data: `{[eventKey]: {id, topic, keyId}}`, no secret; 0.1.0's hold theirs until the next activation replaces them. */
 import type { IDataObject, INode } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';

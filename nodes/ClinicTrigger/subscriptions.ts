@@ -1,8 +1,4 @@
-/**
- * The reconcile of the trigger's subscriptions, at activation and when a delivery
- * resubscribes: keep what is provably ours, subscribe what is missing, remove the rest,
- * keep one per event should another main have subscribed at once. Secrets never reach errors or logs.
- */
+/** The reconcile of the trigger's subscriptions (activation, resubscribe): keep what is provably ours, subscribe what is missing, remove the rest. */
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, INode, Logger } from 'n8n-workflow';
 
@@ -16,14 +12,14 @@ import { signingKeyId, subscriptionSecret } from './signature';
 import { isCurrent, storeSubscription, storedSubscriptions, triggerIdOf } from './storage';
 import type { StoredSubscription } from './storage';
 
-/** What the trigger says when activating, subscribing or unsubscribing fails: `failed` leads the message, the service's answer follows, `after` (what was done about it) ends the description. A NodeOperationError: at activation n8n 1.x shows only a NodeApiError's description. */
+/** A failed hook or subscribe: `failed`, then the service's answer; `after` (what was done) ends the description. A NodeOperationError: 1.x shows only a NodeApiError's description. */
 export function subscriptionError(node: INode, error: unknown, failed?: string, after = ''): NodeOperationError {
 	if (!failed && error instanceof NodeOperationError) return error;
 	const message = failed ? `${failed}: ${messageOf(error)}` : messageOf(error);
 	return new NodeOperationError(node, message, { description: [descriptionOf(error), after].filter(Boolean).join(' ') || undefined });
 }
 
-/** What the reconcile works with, read from n8n by the hook or the delivery: `webhookUrl` is the node's (production or test), `keys` its selected events. Its requests go through the client it is handed. */
+/** What the reconcile works with, read from n8n by the hook or the delivery: the node's address and selected events. */
 export interface Setup {
 	node: INode;
 	staticData: IDataObject;
@@ -78,9 +74,8 @@ export async function subscribe(setup: Setup, client: ClinicClient, logger: Logg
 	const stored = storedSubscriptions(staticData);
 	const selected = new Set(events.map((e) => e.key));
 
-	// 1. Keep what is provably ours; remove the rest at our address, and our stored ids at our
-	//    path on another host (WEBHOOK_URL changed); at another path (test mode's production
-	//    trigger) they are only forgotten. A credential without a signing key gets one at the sign-in this list makes.
+	// 1. Keep what is provably ours; remove the rest at our address, and our stored ids at our path on another host
+	//    (WEBHOOK_URL changed). A credential without a signing key gets one at this sign-in.
 	await client.webhookSigningKey({ ensure: true });
 	const all = await subscriptions.list();
 	const signingKey = await client.webhookSigningKey();
@@ -104,7 +99,7 @@ export async function subscribe(setup: Setup, client: ClinicClient, logger: Logg
 		const event = eventOfSubscription(subscription, topicPrefix);
 		const entry = event && stored.get(event.key);
 		const listed = subscription.authentication_data?.secret;
-		// Listed with the secret we derive (also another main's), or stored with the current key and listed without one.
+		// Listed with the secret we derive (another main's too), or stored with the current key and listed without one.
 		const ours = event && selected.has(event.key) && !kept.has(event.key) && (typeof listed === 'string' ? listed === secretFor(event.key) : !!entry && sameId(entry.id, subscription.id) && isCurrent(entry, signingKey));
 		if (event && ours) kept.set(event.key, { id: subscription.id, topic: subscription.event_topic as string, keyId });
 		else toRemove.push(subscription);

@@ -1,12 +1,8 @@
 /**
- * Where a trigger is in the event log, and how one read finds what is new (the Event Log Trigger reads on its
- * schedule, the Clinic Trigger when a delivery wakes it). Ids are taken in increasing order, but a transaction may
- * commit after ones with higher ids (a late commit). The cursor: every id up to `floor` is handled, and of the ids
- * above it, those in `seen` ran. A gap between seen ids (another kind of event, or a late commit) stays open until
+ * Where a trigger is in the event log, and how one read finds what is new. Every id up to `floor` is handled; above
+ * it, those in `seen` ran. Ids are taken in order but may commit late, so a gap between seen ids stays open until
  * LATE_COMMIT_MS after a read first saw an id above it: a window by time, however many other events are logged.
- *
- * Offsets shift on a live log, so pages overlap by one event, a page that does not join up is read again from
- * further back, and ids already read in this read are skipped.
+ * Offsets shift on a live log: pages overlap by one event, and one that does not join up is read again from further back.
  */
 import { sleep } from 'n8n-workflow';
 import type { IDataObject } from 'n8n-workflow';
@@ -43,13 +39,13 @@ function filterKey(filter: EventFilter): string {
 	return `${filter.topic ?? ''}|${filter.name ?? ''}`;
 }
 
-/** Whether the value is a saved cursor (`seen` as pairs, or as 0.2's bare ids). */
+/** Whether the value is a saved cursor (`seen` as pairs, or 0.2's bare ids). */
 export function isCursor(value: unknown): value is Cursor {
 	const cursor = value as Cursor | undefined;
 	return !!cursor && typeof cursor === 'object' && typeof cursor.floor === 'number' && Array.isArray(cursor.seen) && typeof cursor.start === 'string' && !!cursor.offsets && typeof cursor.offsets === 'object';
 }
 
-/** The saved cursor as a plain copy (n8n's static data is a proxy at every read, and saved whole once written); 0.2's bare ids in `seen` as seen long ago. */
+/** The saved cursor as a plain copy (n8n's static data is a proxy, saved whole once written); 0.2's bare ids as seen long ago. */
 export function savedCursor(staticData: IDataObject): Cursor | undefined {
 	const saved = staticData.cursor;
 	if (!isCursor(saved)) return undefined;
@@ -58,24 +54,22 @@ export function savedCursor(staticData: IDataObject): Cursor | undefined {
 }
 
 /** Whether the cursor counts this id as handled. */
-export function isHandled(cursor: Cursor, id: number): boolean {
+export function isHandled(cursor: Pick<Cursor, 'floor' | 'seen'>, id: number): boolean {
 	return id <= cursor.floor || cursor.seen.some(([seen]) => seen === id);
 }
 
 /** Whether `cursor` counts as handled every id `other` does. */
-export function handlesAll(cursor: Cursor, other: Pick<Cursor, 'floor' | 'seen'>): boolean {
-	return other.floor <= cursor.floor && other.seen.every(([id]) => isHandled(cursor, id));
+export function handlesAll(cursor: Pick<Cursor, 'floor' | 'seen'>, other: Pick<Cursor, 'floor' | 'seen'>): boolean {
+	const settled = settle(cursor.floor, cursor.seen);
+	return other.floor <= settled.floor && other.seen.every(([id]) => isHandled(settled, id));
 }
 
-/**
- * Moves the floor past seen ids that join it, and, with `read` (a read at `now` that read every id up
- * to `upTo`), past gaps that read found still open LATE_COMMIT_MS after an id above them was first seen.
- */
+/** Moves the floor past seen ids that join it and, with `read` (at `now`, every id up to `upTo` read), past gaps open LATE_COMMIT_MS. */
 export function settle(floor: number, seen: Seen[], read?: { now: number; upTo: number }): Pick<Cursor, 'floor' | 'seen'> {
 	const firstAt = new Map<number, number>();
 	for (const [id, at] of seen) if (id > floor) firstAt.set(id, Math.min(at, firstAt.get(id) ?? at));
 	const sorted = [...firstAt].sort((a, b) => a[0] - b[0]);
-	// For each seen id, when a read first saw it or any id above it: the gap below it is open since then.
+	// The gap below each seen id is open since a read first saw it or any id above it.
 	const openSince = sorted.map(([, at]) => at);
 	for (let i = sorted.length - 2; i >= 0; i--) openSince[i] = Math.min(openSince[i], openSince[i + 1]);
 	const givenUp = (next: number) => !!read && sorted[next][0] - 1 <= read.upTo && openSince[next] <= read.now - LATE_COMMIT_MS;
@@ -90,10 +84,7 @@ export function mergeCursors(one: Cursor, other: Cursor): Cursor {
 	return { ...one, ...settle(Math.max(one.floor, other.floor), [...one.seen, ...other.seen]), offsets };
 }
 
-/**
- * A cursor after the newest matching events present now ("from now"). With `ran` (given the
- * newest events, the ids of those that ran), the others are left to be read.
- */
+/** A cursor after the newest matching events ("from now"); with `ran` (the ids of the newest that ran), the others are left to read. */
 export async function cursorFromNow(log: EventLog, filters: EventFilter[], start: string, ran?: (newest: EventRecord[]) => number[]): Promise<Cursor> {
 	const newest: EventRecord[] = [];
 	const offsets: Record<string, number> = {};
@@ -130,19 +121,14 @@ function createdBefore(event: EventRecord, fromDate: number | undefined): boolea
 	return Number.isFinite(created) && created < fromDate;
 }
 
-/** One filter's read, as far as it got: read on until `done`, or stopped. */
+/** One filter's read as far as it got: new events `found`, each read event's offset, the offset past the last, the highest id read (oldest-first: all below it too) and the lowest new id skipped. */
 interface Scan {
 	filter: EventFilter;
-	/** New events found, by id. */
 	found: Map<number, EventRecord>;
-	/** Offset of each event read (oldest-first logs: where the next read may start). */
 	positions: Map<number, number>;
 	order?: ListOrder;
-	/** Offset just past the last event read. */
 	end: number;
-	/** The highest id read so far (oldest-first: every id of this filter up to it was read). */
 	reached: number;
-	/** The lowest new id this read skipped (`skip`). */
 	skippedBelow: number;
 	done: boolean;
 }
@@ -205,22 +191,17 @@ async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, 
 	scan.done = true;
 }
 
+/** New events, lowest id first; the cursor once they are emitted; whether every filter was read to its end. */
 export interface PollOutcome {
-	/** New events to emit, oldest (lowest id) first. */
 	events: EventRecord[];
-	/** The cursor once they are emitted. */
 	cursor: Cursor;
-	/** Whether every filter was read to its end (else `events` are those up to where the reads got). */
 	complete: boolean;
 }
 
 /**
- * One read: the new events of every filter (read side by side), lowest ids first, at most
- * `max`, and the cursor that follows them. Events beyond `max` stay for the next read.
- * With `until` (a time), the answer comes then with what was found so far, up to the id
- * below which every filter was read (oldest-first logs; a newest-first log unread to its
- * floor gives nothing); with `finishAfterDeadline`, the read goes on past `until` and hands it the whole outcome (none if it failed).
- * `pageTries`: how often a failed page is asked (a long read need not fail for one failed request).
+ * One read: the new events of every filter (side by side), lowest ids first, at most `max`, and the cursor after them.
+ * With `until`, it answers then with what it found below the id every filter was read to (a newest-first log not read
+ * to its floor gives nothing); with `finishAfterDeadline`, it reads on and hands that the whole outcome (none if it failed).
  */
 export async function poll(
 	log: EventLog,

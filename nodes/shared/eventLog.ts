@@ -62,10 +62,7 @@ export class EventLog {
 		return { offset, limit, events, last: endsLog(events.length, limit, this.longestPage) };
 	}
 
-	/**
-	 * Stops a read that cannot end: a service that ignores `offset` answers the same page wherever a reader asks (three
-	 * times in a row: once is what a live log shifting by a small page's worth gives), and a log read page by page has a bound.
-	 */
+	/** Stops a read that cannot end: the same page at three offsets in a row (the service ignores `offset`; twice is a live log shifting), or too many pages. */
 	private checkProgress(key: string, offset: number, events: EventRecord[], itemIndex: number): void {
 		const ids = events.map((event) => event.id).join(',');
 		const last = this.lastPage;
@@ -85,10 +82,7 @@ export class EventLog {
 		}
 	}
 
-	/**
-	 * The most recent events matching the filter, newest first, at most `max`, and the number of matching events when the
-	 * service lists oldest first: then the end of the log is found by doubling the offset, and read back from there.
-	 */
+	/** The newest `max` events matching the filter, newest first, and, when the service lists oldest first, how many match (found by doubling the offset). */
 	async tail(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<{ events: EventRecord[]; oldestFirstLength?: number }> {
 		const first = await this.page(filter, 0, pageSize);
 		if (first.events.length === 0) return { events: [] };
@@ -107,21 +101,12 @@ export class EventLog {
 		}
 		const end = first.last ? first.events.length : await this.endOffset(filter, first);
 		const found = new Map<number, EventRecord>();
-		// A page's worth back at a time, each read up to where the one after it began (pages may come back short).
-		for (let to = end; to > 0 && found.size < max; to = Math.max(0, to - pageSize)) {
-			let offset = Math.max(0, to - pageSize);
-			if (offset === 0) {
-				// The first page is read already.
-				for (const event of first.events) found.set(event.id, event);
-				offset = first.events.length;
-			}
-			for (; offset < to; ) {
-				const page = await this.page(filter, offset, pageSize);
-				// Events up to `to` were seen to exist: only an empty page (the log shrank) stops here.
-				if (page.events.length === 0) break;
-				for (const event of page.events) found.set(event.id, event);
-				offset += page.events.length;
-			}
+		// The last `max` events, page after page (pages may come back short); only an empty page (the log shrank) stops early.
+		for (let offset = Math.max(0, end - max); offset < end; ) {
+			const page = offset === 0 ? first : await this.page(filter, offset, pageSize);
+			if (page.events.length === 0) break;
+			for (const event of page.events) found.set(event.id, event);
+			offset += page.events.length;
 		}
 		return { events: newestFirst([...found.values()]).slice(0, max), oldestFirstLength: end };
 	}
