@@ -66,7 +66,8 @@ async function readNext(memory: LogReads): Promise<void> {
 	memory.reading = true;
 	for (const waiter of waiters) waiter.started = true;
 	try {
-		const saved = waiters.map((waiter) => waiter.saved).reduce((one, other) => mergeCursors(one, other));
+		// With the newest cursor n8n confirmed: runs answered while a delivery waited are past its own copy.
+		const saved = [...waiters.map((waiter) => waiter.saved), ...(memory.confirmed ? [memory.confirmed] : [])].reduce((one, other) => mergeCursors(one, other));
 		const read = await readPast(memory, settings, saved, Math.min(...waiters.map((waiter) => waiter.answerBy)));
 		// Decided in one synchronous step, before the next read starts: one delivery runs them, the others find them in its run.
 		shareOut(memory, settings, read, waiters);
@@ -89,7 +90,8 @@ async function readPast(memory: LogReads, settings: ReadSettings, saved: Cursor,
 		if (outcome) memory.readAhead = { base: from, outcome };
 	};
 	const mayFinishLate = !memory.finishingLate;
-	const skip = (id: number) => !!memory.unanswered?.has(id);
+	// Not new after all: in a run n8n has not answered yet, or in one it confirmed while this read went on.
+	const skip = (id: number) => !!memory.unanswered?.has(id) || (!!memory.confirmed && isHandled(memory.confirmed, id));
 	// A read that goes on for minutes need not fail for one failed request.
 	const fresh = await poll(settings.log, settings.filters, from, settings.maxPerRun, { until, pageTries: PAGE_TRIES, skip, finishAfterDeadline: mayFinishLate ? keepLateOutcome : undefined });
 	if (mayFinishLate && !fresh.complete && !lateReadEnded) memory.finishingLate = true;
@@ -106,7 +108,7 @@ function shareOut(memory: LogReads, settings: ReadSettings, read: PollOutcome, w
 	const cursor = confirmed ? mergeCursors(read.cursor, confirmed) : read.cursor;
 	const events = inOtherRuns > 0 ? [] : read.events.filter((event) => !confirmed || !isHandled(confirmed, event.id));
 	if (events.length === 0 && inOtherRuns === 0 && !read.complete) throw notInTime(settings);
-	// More new events than this run holds: the other deliveries run them with the next read.
+	// More than a run holds (even if all it found ran meanwhile): the other deliveries wait for the next read.
 	const more = !read.complete || read.events.length >= settings.maxPerRun;
 	const [runner, ...others] = events.length > 0 ? waiters : [];
 	if (runner) {
@@ -114,8 +116,8 @@ function shareOut(memory: LogReads, settings: ReadSettings, read: PollOutcome, w
 		answerWaiter(runner, { events, cursor });
 	}
 	for (const waiter of runner ? others : waiters) {
-		if (events.length === 0 && inOtherRuns === 0) answerWaiter(waiter, { events: [], cursor });
-		else if (more) waitForNextRead(memory, settings, waiter);
+		if (more) waitForNextRead(memory, settings, waiter);
+		else if (events.length === 0 && inOtherRuns === 0) answerWaiter(waiter, { events: [], cursor });
 		else answerWaiter(waiter, { events: [] });
 	}
 }

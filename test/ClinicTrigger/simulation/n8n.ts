@@ -8,6 +8,7 @@
  *   `workflowRepository.findOne`, then `new Workflow({ staticData })`).
  * - n8n saves static data as one whole object, only when it was marked changed
  *   (`workflow-static-data.service.ts` `saveStaticData`, `__dataChanged`): last writer wins.
+ *   After a delivery the save is an awaited database write, fast or slow.
  * - A node that answered itself (no run): static data saved, if changed, as webhook() returns.
  * - A run, 2.x: the run is stored, then static data saved, then n8n answers
  *   (`webhook-helpers.ts`, `shouldDeferOnReceivedResponse`); a run n8n refuses is answered
@@ -102,6 +103,8 @@ export class N8nModel {
 	}
 	/** Events whose run n8n 1.x answered and then lost with a killed process (n8n's own loss). */
 	readonly lostByN8n = new Set<number>();
+	/** When a trigger's webhook() first handed each event to n8n in a run's items. */
+	readonly handedOverAt = new Map<number, number>();
 	private poller?: { staticData: IDataObject; changed: boolean };
 
 	constructor(
@@ -110,7 +113,7 @@ export class N8nModel {
 		readonly random: Random,
 		readonly trigger: INode,
 		readonly pollerNode: INode | undefined,
-		readonly settings: { refuseRuns: number; storeMs: () => number },
+		readonly settings: { refuseRuns: number; storeMs: () => number; saveMs: () => number },
 	) {}
 
 	/** The main: activation, deactivation and polls happen here. */
@@ -176,8 +179,8 @@ export class N8nModel {
 	}
 
 	/** A delivery to the trigger's address, at one process: the HTTP status n8n answers, or never (the process died). */
-	/** `returned` is called as the trigger's webhook() returns: what n8n does after it (storing the run) is n8n's time, not the trigger's. */
-	async deliver(process: N8nProcess, url: string, rawBody: Buffer, headers: Record<string, string>, hangUpAfterMs: number, returned: () => void): Promise<number> {
+	/** `returned` is called as the trigger's webhook() returns (with whether it started a run): what n8n does after it (storing the run) is n8n's time, not the trigger's. */
+	async deliver(process: N8nProcess, url: string, rawBody: Buffer, headers: Record<string, string>, hangUpAfterMs: number, returned: (startedRun: boolean) => void): Promise<number> {
 		if (!process.up) return 0;
 		if (!this.db.active || !url.startsWith(`${WEBHOOK_BASE}/${this.trigger.webhookId}/`)) return 404;
 		const handle = process.handle();
@@ -194,23 +197,33 @@ export class N8nModel {
 		try {
 			result = await process.nodes.trigger.webhook!.call(ctx as never);
 		} catch {
-			returned();
+			returned(false);
 			return handle.alive() ? 500 : await never;
 		}
-		returned();
-		if (!handle.alive()) return await never;
 		const items = result.workflowData?.[0];
+		returned(!!items);
+		if (!handle.alive()) return await never;
 		if (!items) {
-			if (changed()) this.saveStaticData(copy(staticData));
+			// The node answered already; n8n's write of what webhook() changed lands later.
+			if (changed()) void this.writeStaticData(handle, staticData);
 			return response.writableFinished ? response.statusCode : 200;
 		}
+		for (const item of items) if (!this.handedOverAt.has(Number(item.json.eventId))) this.handedOverAt.set(Number(item.json.eventId), Date.now());
 		return await this.storeRun(process, handle, items, loaded, response);
+	}
+
+	/** n8n's write of a delivery's static data: the whole object as it is now, in the database a moment later (unless the process dies first). */
+	private async writeStaticData(handle: ProcessHandle, staticData: IDataObject): Promise<void> {
+		const written = copy(staticData);
+		await sleep(this.settings.saveMs());
+		if (handle.alive()) this.saveStaticData(written);
 	}
 
 	private async storeRun(process: N8nProcess, handle: ProcessHandle, items: INodeExecutionData[], { staticData, changed, clearMark }: Loaded, response: SimResponse): Promise<number> {
 		const run: StoredRun = { node: this.trigger.name, process: process.index, life: process.life, items: items.map((item) => item.json) };
 		if (this.version === 1) {
-			if (changed()) this.saveStaticData(copy(staticData));
+			if (changed()) await this.writeStaticData(handle, staticData);
+			if (!handle.alive()) return await never;
 			response.status(200).end();
 			void sleep(this.settings.storeMs()).then(() => {
 				if (handle.alive()) this.db.runs.push(run);
@@ -228,7 +241,8 @@ export class N8nModel {
 			return 500;
 		}
 		this.db.runs.push(run);
-		if (changed()) this.saveStaticData(copy(staticData));
+		if (changed()) await this.writeStaticData(handle, staticData);
+		if (!handle.alive()) return await never;
 		response.status(200).end();
 		return 200;
 	}

@@ -32,6 +32,7 @@ const base = (shape: Partial<ServiceShape> = {}, more: Partial<WorldSetup> = {})
 	shape: service(shape),
 	refuseRuns: 0,
 	storeMs: [10, 100],
+	saveMs: [1, 20],
 	durationMs: 60_000,
 	quietMs: 5 * 60_000,
 	...more,

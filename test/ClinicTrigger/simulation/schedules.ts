@@ -1,7 +1,7 @@
 /**
  * Random worlds from a seed: the service's shape (list order, page cap, fast, slow or odd
  * reads, failures, how long it waits, its retry schedule, copies), n8n's (processes,
- * refused runs, a slow store, a poller in the workflow), and a script of events, late
+ * refused runs, a slow store or database write, a poller in the workflow), and a script of events, late
  * commits, bulk imports of other kinds, a stopped subscription's backlog, kills and saves.
  * None of it is tuned to how the trigger works: where the service's behaviour is not
  * specified, the fast, the slow and the odd case are all drawn.
@@ -33,6 +33,7 @@ export function randomWorld(seed: number, version: Version): { setup: WorldSetup
 		pollEveryMs: r.chance(0.25) ? r.pick([10_000, 45_000]) : undefined,
 		refuseRuns: version === 2 && r.chance(0.3) ? 0.2 : 0,
 		storeMs: [10, r.pick([100, 1_500])],
+		saveMs: [1, r.pick([20, 2_000])],
 		durationMs: 100_000,
 		quietMs: 8 * 60_000,
 	};

@@ -53,6 +53,8 @@ export interface DeliveryTry {
 	answeredAt?: number;
 	/** When the trigger's webhook() returned (n8n may answer later: it stores the run first). */
 	returnedAt?: number;
+	/** Its webhook() handed n8n a run (else the trigger answered it itself: nothing new, or a refusal). */
+	startedRun?: boolean;
 	/** The process it reached was killed before it answered. */
 	cutOff?: boolean;
 }

@@ -42,6 +42,8 @@ export interface WorldSetup {
 	pollEveryMs?: number;
 	refuseRuns: number;
 	storeMs: [number, number];
+	/** How long n8n's database write of a delivery's static data takes. */
+	saveMs: [number, number];
 	/** How long the script runs before the quiet part. */
 	durationMs: number;
 	/** How long the world goes on quietly at most, a delivery re-sent every 20 s, before the verdict (less once it settled). */
@@ -109,6 +111,7 @@ export async function runWorld(seed: number, setup: WorldSetup, copies: PackageC
 	const n8n = new N8nModel(setup.version, processes, random, trigger, setup.pollEveryMs ? poller : undefined, {
 		refuseRuns: setup.refuseRuns,
 		storeMs: () => random.int(setup.storeMs[0], setup.storeMs[1]),
+		saveMs: () => random.int(setup.saveMs[0], setup.saveMs[1]),
 	});
 	const service: ClinicService = new ClinicService(setup.shape, random, async (url, rawBody, headers, tried) => {
 		const process = processes[random.int(0, processes.length - 1)];
@@ -116,7 +119,10 @@ export async function runWorld(seed: number, setup: WorldSetup, copies: PackageC
 		inFlight.set(process.index, pending);
 		pending.add(tried);
 		try {
-			return await n8n.deliver(process, url, rawBody, headers, setup.shape.waitMs, () => (tried.returnedAt ??= Date.now()));
+			return await n8n.deliver(process, url, rawBody, headers, setup.shape.waitMs, (startedRun) => {
+				tried.returnedAt ??= Date.now();
+				tried.startedRun = startedRun;
+			});
 		} finally {
 			pending.delete(tried);
 		}
@@ -180,8 +186,17 @@ async function playUntilSettled(setup: WorldSetup, settled: () => boolean): Prom
 
 /** Whether each of `ours` ran, or was lost by n8n (all of them are committed). */
 function everyEventRan(n8n: N8nModel, ours: number[]): boolean {
-	const ran = new Set(n8n.db.runs.filter((run) => run.node === 'Clinic Trigger').flatMap((run) => run.items.map((item) => Number(item.eventId))));
+	const ran = runsByEvent(n8n);
 	return ours.every((id) => ran.has(id) || n8n.lostByN8n.has(id));
+}
+
+/** The Clinic Trigger's runs of each event id, named by process and life. */
+function runsByEvent(n8n: N8nModel): Map<number, string[]> {
+	const runsOf = new Map<number, string[]>();
+	for (const run of n8n.db.runs.filter((run) => run.node === 'Clinic Trigger')) {
+		for (const item of run.items) runsOf.set(Number(item.eventId), [...(runsOf.get(Number(item.eventId)) ?? []), `${run.process}.${run.life}`]);
+	}
+	return runsOf;
 }
 
 /** Activation before the script starts, in virtual time as long as it takes (a slow log, tries again). */
@@ -195,15 +210,11 @@ async function activate(n8n: N8nModel): Promise<void> {
 /** The invariants, after the world went quiet. */
 function judge(n8n: N8nModel, service: ClinicService, ours: number[], started: number): Verdict {
 	const violations: string[] = [];
-	const runsOf = new Map<number, string[]>();
 	const triggerRuns = n8n.db.runs.filter((run) => run.node === 'Clinic Trigger');
-	for (const run of triggerRuns) {
-		for (const item of run.items) {
-			if (typeof item.eventId !== 'number') violations.push(`an item without an eventId: ${JSON.stringify(item).slice(0, 120)}`);
-			const id = Number(item.eventId);
-			runsOf.set(id, [...(runsOf.get(id) ?? []), `${run.process}.${run.life}`]);
-		}
+	for (const item of triggerRuns.flatMap((run) => run.items)) {
+		if (typeof item.eventId !== 'number') violations.push(`an item without an eventId: ${JSON.stringify(item).slice(0, 120)}`);
 	}
+	const runsOf = runsByEvent(n8n);
 	const logged = new Set(service.events.map((event) => event.id));
 	for (const id of ours) {
 		if (!logged.has(id)) continue;
@@ -214,6 +225,14 @@ function judge(n8n: N8nModel, service: ClinicService, ours: number[], started: n
 	}
 	// Late: no answer within the wait, from a process that lived, whose trigger had not returned by then (a slow store is n8n's).
 	// A try sent less than the wait before the verdict is not late yet.
+	// A delivery answered as nothing new leaves its event to a run that holds it already: a later delivery may never come.
+	// (One that starts a run may run only what a slow log showed by its deadline: the next delivery runs the rest.)
+	const oursSet = new Set(ours);
+	for (const tried of service.tries) {
+		if (tried.startedRun || tried.answeredAt === undefined || tried.status === undefined || tried.status < 200 || tried.status >= 300 || !oursSet.has(tried.eventId)) continue;
+		const handedOver = n8n.handedOverAt.get(tried.eventId);
+		if (handedOver === undefined || handedOver > tried.answeredAt) violations.push(`event ${tried.eventId}'s delivery was answered ${tried.status} at ${tried.answeredAt - started} ms, as nothing new, and no run held it by then`);
+	}
 	const late = service.tries.filter(
 		(tried) => tried.answeredAt === undefined && !tried.cutOff && tried.sentAt + service.shape.waitMs <= Date.now() && !(tried.returnedAt !== undefined && tried.returnedAt - tried.sentAt <= service.shape.waitMs),
 	);
