@@ -9,17 +9,14 @@
  * before it stores the run, so a run lost at the crash is lost in n8n itself
  * (docs/triggers.md); its model is the simulation's (test/ClinicTrigger/simulation/suite.ts).
  */
-import type { Simulator } from '../simulator';
 import { N8N_VERSIONS, isFinished, readExecutionsWhen, sleep, startN8n, type Execution } from './harness';
 import { eventIdsOf } from './support/runs';
 import { useClinicN8n } from './support/clinicN8n';
-import { clinicTriggerWorkflow } from './support/workflows';
+import { clinicTriggerWorkflow, patientUpdated } from './support/workflows';
 
 const TRIGGER = 'Patient Updated';
 const BURST = 60;
 const KILL_AFTER = 25;
-
-const patient = (sim: Simulator, id: number) => sim.emit('patient', 'patient-updated', { id, first_name: 'Ana' });
 
 describe.each([N8N_VERSIONS.v2])('Clinic Trigger, n8n %s killed in the middle of a burst', (version) => {
 	const clinic = useClinicN8n({
@@ -38,7 +35,7 @@ describe.each([N8N_VERSIONS.v2])('Clinic Trigger, n8n %s killed in the middle of
 			await clinic.server.activateWorkflow(id);
 			const sent: Array<Promise<{ id: number }>> = [];
 			for (let i = 0; i < BURST; i++) {
-				sent.push(patient(clinic.sim, 70_000 + i));
+				sent.push(patientUpdated(clinic.sim, 70_000 + i));
 				await sleep(40);
 				if (i === KILL_AFTER) await clinic.server.kill();
 			}
@@ -51,7 +48,7 @@ describe.each([N8N_VERSIONS.v2])('Clinic Trigger, n8n %s killed in the middle of
 			clinic.server = await startN8n(ctx);
 			if (ctx.asyncPublication) await clinic.server.waitForPublication(id);
 			// The first delivery after the restart runs what is in the log past the saved cursor.
-			const firstAfterRestart = (await patient(clinic.sim, 70_100)).id;
+			const firstAfterRestart = (await patientUpdated(clinic.sim, 70_100)).id;
 			ids.push(firstAfterRestart);
 
 			const runsOf = await readExecutionsWhen(clinic.server, id, `a run holding each of the ${ids.length} events`, {

@@ -5,12 +5,11 @@
  * small pages, an Event Log Trigger polling in the same workflow, and the workflow deactivated
  * and activated again (a save or republish) while events arrive. Each event runs exactly once.
  */
-import type { Simulator } from '../simulator';
 import { ALL_N8N_VERSIONS, nodeJson, sleep, waitFor, type Execution, type WorkflowImport } from './harness';
 import { useClinicN8n } from './support/clinicN8n';
 import { eventLogWorkflow, EVERY_TEN_SECONDS } from './support/eventLog';
 import { eventIdsOf, settledRunsPerEvent } from './support/runs';
-import { clinicTriggerWorkflow } from './support/workflows';
+import { clinicTriggerWorkflow, patientUpdated } from './support/workflows';
 
 const TRIGGER = 'Patient Updated';
 const POLLER = 'Consultation Finished';
@@ -36,8 +35,6 @@ const WORKFLOWS = [
 
 // A run of the poller alone holds none of the Clinic Trigger's events.
 const eventIdsOfTrigger = (execution: Execution) => eventIdsOf(execution, TRIGGER);
-const patient = (sim: Simulator, id: number) => sim.emit('patient', 'patient-updated', { id, first_name: 'Ana' });
-
 describe.each(ALL_N8N_VERSIONS)("Clinic Trigger's record of what ran, n8n %s", (version) => {
 	const clinic = useClinicN8n({
 		version,
@@ -83,10 +80,10 @@ describe.each(ALL_N8N_VERSIONS)("Clinic Trigger's record of what ran, n8n %s", (
 		n8n.run(async () => {
 			const id = clinic.workflowIds[0];
 			await whileActive(id, async () => {
-				const first = await patient(clinic.sim, 1);
+				const first = await patientUpdated(clinic.sim, 1);
 				const late = clinic.sim.emitLate('patient', 'patient-updated', { id: 2, first_name: 'Ana' }, 8_000);
 				clinic.sim.seedEvents(400, 'consultation', 'consultation-finished');
-				const after = await patient(clinic.sim, 3);
+				const after = await patientUpdated(clinic.sim, 3);
 				await late.record;
 				await expectEachOnce(id, [first.id, late.id, after.id]);
 			});
@@ -103,7 +100,7 @@ describe.each(ALL_N8N_VERSIONS)("Clinic Trigger's record of what ran, n8n %s", (
 				expect(stopped).toBeDefined();
 				clinic.sim.stopSubscription(stopped!.id, 'disable');
 				const backlog: number[] = [];
-				for (let i = 0; i < 1_200; i++) backlog.push((await patient(clinic.sim, 10_000 + i)).id);
+				for (let i = 0; i < 1_200; i++) backlog.push((await patientUpdated(clinic.sim, 10_000 + i)).id);
 				clinic.sim.setEventsPageCap(30);
 				clinic.sim.setLatency(250);
 				try {
@@ -114,7 +111,7 @@ describe.each(ALL_N8N_VERSIONS)("Clinic Trigger's record of what ran, n8n %s", (
 					});
 					const resumed: number[] = [];
 					for (let i = 0; i < 20; i++) {
-						resumed.push((await patient(clinic.sim, 30_000 + i)).id);
+						resumed.push((await patientUpdated(clinic.sim, 30_000 + i)).id);
 						await sleep(1_000);
 					}
 					await expectEachOnce(id, [...backlog, ...resumed]);
@@ -135,7 +132,7 @@ describe.each(ALL_N8N_VERSIONS)("Clinic Trigger's record of what ran, n8n %s", (
 			await whileActive(id, async () => {
 				const ran: number[] = [];
 				for (let round = 0; round < 2; round++) {
-					ran.push((await patient(clinic.sim, 40_000 + round)).id);
+					ran.push((await patientUpdated(clinic.sim, 40_000 + round)).id);
 					// A poll that finds an event makes n8n save the poller's copy of the static data, from activation.
 					const consultation = await clinic.sim.emit('consultation', 'consultation-finished', { id: 900 + round });
 					await waitFor(
@@ -144,7 +141,7 @@ describe.each(ALL_N8N_VERSIONS)("Clinic Trigger's record of what ran, n8n %s", (
 						{ timeoutMs: 60_000, intervalMs: 1_000 },
 					);
 				}
-				ran.push((await patient(clinic.sim, 40_002)).id);
+				ran.push((await patientUpdated(clinic.sim, 40_002)).id);
 				await expectEachOnce(id, ran);
 			});
 		}),
@@ -156,11 +153,11 @@ describe.each(ALL_N8N_VERSIONS)("Clinic Trigger's record of what ran, n8n %s", (
 		n8n.run(async () => {
 			const id = clinic.workflowIds[3];
 			await whileActive(id, async () => {
-				const sent: Array<Promise<{ id: number }>> = [patient(clinic.sim, 50_000)];
+				const sent: Array<Promise<{ id: number }>> = [patientUpdated(clinic.sim, 50_000)];
 				const arriving = (async () => {
 					for (let i = 1; i < 10; i++) {
 						await sleep(400);
-						sent.push(patient(clinic.sim, 50_000 + i));
+						sent.push(patientUpdated(clinic.sim, 50_000 + i));
 					}
 				})();
 				await sleep(1_000);
@@ -170,7 +167,7 @@ describe.each(ALL_N8N_VERSIONS)("Clinic Trigger's record of what ran, n8n %s", (
 				await arriving;
 				const ids = (await Promise.all(sent)).map((event) => event.id);
 				// Events logged while it was inactive were delivered nowhere: the next delivery runs them.
-				ids.push((await patient(clinic.sim, 50_100)).id);
+				ids.push((await patientUpdated(clinic.sim, 50_100)).id);
 				await expectEachOnce(id, ids);
 			});
 		}),

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { getFreePort } from './env';
 import { REPO_ROOT } from './install';
 import { spawnLogged, stopProcess, tailFile } from './processes';
-import { sleep } from './waitFor';
+import { waitFor } from './waitFor';
 
 export interface PostgresTarget {
 	host: string;
@@ -120,15 +120,6 @@ function postgresRunAs(): { uid: number; gid: number } | undefined {
 		);
 	}
 	return { uid: Number(out.stdout.trim()), gid: Number(gidOut.stdout.trim()) };
-}
-
-async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number, onTimeout: () => string) {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		if (await check().catch(() => false)) return;
-		if (Date.now() > deadline) throw new QueueServicesError(`timed out waiting for ${what}\n${onTimeout()}`);
-		await sleep(200);
-	}
 }
 
 /** `pg` from n8n's own dependencies (n8n talks to PostgreSQL with it). */
@@ -275,8 +266,9 @@ export async function startQueueServices(options: { n8nDir: string; logDir: stri
 
 		const logs = () =>
 			['00-postgres.log', '00-redis.log'].map((f) => `----- ${f}\n${tailFile(join(options.logDir, f), 20)}`).join('\n');
-		await waitUntil('PostgreSQL', async () => (await postgresQuery(options.n8nDir, server, 'SELECT 1')).length === 1, 30_000, logs);
-		await waitUntil('Redis', async () => await redisPing(redis), 30_000, logs);
+		const ready = (up: boolean) => (up ? true : undefined);
+		await waitFor('PostgreSQL', async () => ready((await postgresQuery(options.n8nDir, server, 'SELECT 1')).length === 1), { timeoutMs: 30_000, intervalMs: 200, onTimeout: logs });
+		await waitFor('Redis', async () => ready(await redisPing(redis)), { timeoutMs: 30_000, intervalMs: 200, onTimeout: logs });
 
 		const suffix = randomBytes(4).toString('hex');
 		const database = `n8n_e2e_${suffix}`;

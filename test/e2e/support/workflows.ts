@@ -4,6 +4,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
+import type { Simulator } from '../../simulator';
 import type { WorkflowImport } from '../harness';
 import { DEMO_CREDENTIAL_IDS } from './examples';
 
@@ -52,6 +53,9 @@ export function clinicTriggerWorkflow(workflow: ClinicTriggerWorkflow): Workflow
 		settings: { executionOrder: 'v1' },
 	};
 }
+
+/** Logs and delivers the event a Clinic Trigger workflow listens for by default: patient-updated, for patient `id`. */
+export const patientUpdated = async (sim: Simulator, id: number) => await sim.emit('patient', 'patient-updated', { id, first_name: 'Ana' });
 
 /**
  * Webhook -> Clinic Consultation Get: the consultation whose id the request's JSON body
