@@ -108,15 +108,14 @@ function shareOut(memory: LogReads, settings: ReadSettings, read: PollOutcome, w
 	const cursor = confirmed ? mergeCursors(read.cursor, confirmed) : read.cursor;
 	const events = inOtherRuns > 0 ? [] : read.events.filter((event) => !confirmed || !isHandled(confirmed, event.id));
 	if (events.length === 0 && inOtherRuns === 0 && !read.complete) throw notInTime(settings);
-	// More than a run holds (even if all it found ran meanwhile): the other deliveries wait for the next read.
-	const more = !read.complete || read.events.length >= settings.maxPerRun;
 	const [runner, ...others] = events.length > 0 ? waiters : [];
 	if (runner) {
 		for (const event of events) unanswered.add(event.id);
 		answerWaiter(runner, { events, cursor });
 	}
+	// The log may hold more than this read took (even if all it took ran meanwhile): the other deliveries wait for the next read.
 	for (const waiter of runner ? others : waiters) {
-		if (more) waitForNextRead(memory, settings, waiter);
+		if (read.more) waitForNextRead(memory, settings, waiter);
 		else if (events.length === 0 && inOtherRuns === 0) answerWaiter(waiter, { events: [], cursor });
 		else answerWaiter(waiter, { events: [] });
 	}
@@ -129,5 +128,5 @@ function takeReadAhead(memory: LogReads, saved: Cursor): PollOutcome | undefined
 	if (!ahead || !handlesAll(saved, ahead.base)) return undefined;
 	const events = ahead.outcome.events.filter((event) => !isHandled(saved, event.id));
 	if (events.some((event) => memory.unanswered?.has(event.id))) return undefined;
-	return events.length > 0 ? { events, cursor: mergeCursors(ahead.outcome.cursor, saved), complete: true } : undefined;
+	return events.length > 0 ? { events, cursor: mergeCursors(ahead.outcome.cursor, saved), complete: true, more: false } : undefined;
 }

@@ -121,7 +121,7 @@ function createdBefore(event: EventRecord, fromDate: number | undefined): boolea
 	return Number.isFinite(created) && created < fromDate;
 }
 
-/** One filter's read as far as it got: new events `found`, each read event's offset, the offset past the last, the highest id read (oldest-first: all below it too) and the lowest new id skipped. */
+/** One filter's read as far as it got: new events `found`, each read event's offset, the offset past the last, the highest id read (oldest-first: all below it too), the lowest new id skipped, and whether it stopped at `max` new events. */
 interface Scan {
 	filter: EventFilter;
 	found: Map<number, EventRecord>;
@@ -130,6 +130,7 @@ interface Scan {
 	end: number;
 	reached: number;
 	skippedBelow: number;
+	full: boolean;
 	done: boolean;
 }
 
@@ -176,14 +177,20 @@ async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, 
 			if (isNew(event) && skip(event.id)) scan.skippedBelow = Math.min(scan.skippedBelow, event.id);
 			else if (isNew(event)) scan.found.set(event.id, event);
 		}
-		// Memory holds at most twice `max` new events: the highest ids go (a read emits the lowest).
-		if (scan.found.size >= 2 * max) for (const id of [...scan.found.keys()].sort((a, b) => a - b).slice(max)) scan.found.delete(id);
+		// Memory holds at most twice `max` new events: the highest ids go (a read emits the lowest; the next reads them).
+		if (scan.found.size >= 2 * max) {
+			scan.full = true;
+			for (const id of [...scan.found.keys()].sort((a, b) => a - b).slice(max)) scan.found.delete(id);
+		}
 		const last = events[events.length - 1];
 		scan.end = offset + events.length;
 		// Nothing past the event the page overlaps with: nothing more to read. (A longer page that ends with it was pushed down by new events.)
 		if ((events.length === 1 && last.id === previousLast) || endsHere) break;
 		if (scan.order === 'newest-first' && (last.id <= cursor.floor || createdBefore(last, fromDate))) break;
-		if (scan.order === 'oldest-first' && scan.found.size >= max) break;
+		if (scan.order === 'oldest-first' && scan.found.size >= max) {
+			scan.full = true;
+			break;
+		}
 		previousLast = last.id;
 		// Overlap by one: the next page must start with this page's last event.
 		offset = scan.end - 1;
@@ -191,11 +198,12 @@ async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, 
 	scan.done = true;
 }
 
-/** New events, lowest id first; the cursor once they are emitted; whether every filter was read to its end. */
+/** New events, lowest id first; the cursor once they are emitted; whether every filter was read to its end; whether the log may hold more new events (the read stopped at `max`, or did not finish). */
 export interface PollOutcome {
 	events: EventRecord[];
 	cursor: Cursor;
 	complete: boolean;
+	more: boolean;
 }
 
 /**
@@ -211,7 +219,7 @@ export async function poll(
 	options: { pageSize?: number; pageTries?: number; until?: number; skip?: (id: number) => boolean; finishAfterDeadline?: (outcome?: PollOutcome) => void } = {},
 ): Promise<PollOutcome> {
 	const { pageSize = DEFAULT_PAGE_SIZE, pageTries = 1, until, skip = () => false, finishAfterDeadline } = options;
-	const scans: Scan[] = filters.map((filter) => ({ filter, found: new Map(), positions: new Map(), end: cursor.offsets[filterKey(filter)] ?? 0, reached: cursor.floor, skippedBelow: Infinity, done: false }));
+	const scans: Scan[] = filters.map((filter) => ({ filter, found: new Map(), positions: new Map(), end: cursor.offsets[filterKey(filter)] ?? 0, reached: cursor.floor, skippedBelow: Infinity, full: false, done: false }));
 	let stopped = false;
 	const reads = Promise.all(scans.map(async (scan) => await readScan(log, scan, cursor, max, pageSize, pageTries, skip, () => stopped)));
 	// The deadline's timer, once the reads ended first, runs out and does nothing.
@@ -232,13 +240,12 @@ export async function poll(
 function outcomeOf(cursor: Cursor, scans: Scan[], max: number): PollOutcome {
 	const complete = scans.every((scan) => scan.done);
 	const readUpTo = Math.min(...scans.map((scan) => (scan.done ? Infinity : scan.order === 'oldest-first' ? scan.reached : cursor.floor)));
-	const events = [...new Map(scans.flatMap((scan) => [...scan.found])).values()]
-		.filter((event) => event.id <= readUpTo)
-		.sort((a, b) => a.id - b.id)
-		.slice(0, max);
+	const found = [...new Map(scans.flatMap((scan) => [...scan.found])).values()].filter((event) => event.id <= readUpTo).sort((a, b) => a.id - b.id);
+	const events = found.slice(0, max);
+	const more = !complete || found.length > max || scans.some((scan) => scan.full);
 	// Gaps are given up only below what was read, and below any event skipped (it may yet run).
 	const settledUpTo = Math.min(readUpTo, ...scans.map((scan) => scan.skippedBelow - 1));
-	return { events, cursor: advance(cursor, events, scans, settledUpTo), complete };
+	return { events, cursor: advance(cursor, events, scans, settledUpTo), complete, more };
 }
 
 /** The cursor once `events` ran: their ids seen now, the floor settled by this read (every id up to `readUpTo`), and where each oldest-first log's next read starts. */
