@@ -33,7 +33,7 @@ export function randomWorld(seed: number, version: Version): { setup: WorldSetup
 		pollEveryMs: r.chance(0.25) ? r.pick([10_000, 45_000]) : undefined,
 		refuseRuns: version === 2 && r.chance(0.3) ? 0.2 : 0,
 		storeMs: [10, r.pick([100, 1_500])],
-		saveMs: [1, r.pick([20, 2_000])],
+		saveMs: [1, r.chance(0.15) ? 1_500 : 20],
 		durationMs: 100_000,
 		quietMs: 8 * 60_000,
 	};
