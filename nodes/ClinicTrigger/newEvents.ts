@@ -126,16 +126,14 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	return events.map((event) => ({ json: eventItemOf(event, { receivedAt }) }));
 }
 
-/** The cursor to read from: the saved one (or, updated from a version without cursors, one from the delivery log) merged with the newest this process confirmed. */
+/** The saved cursor (or, updated from a version without cursors, one from the delivery log); a warning, once, when it is behind the newest this process confirmed (the read merges that in). */
 function cursorToReadFrom(run: DeliveryRun, saved: Cursor): Cursor {
 	const { confirmed } = run.memory;
-	if (!confirmed) return saved;
-	const merged = mergeCursors(saved, confirmed);
-	if (!handlesAll(saved, merged) && !run.memory.reportedBehind) {
+	if (confirmed && !handlesAll(saved, confirmed) && !run.memory.reportedBehind) {
 		run.memory.reportedBehind = true;
 		run.logger.warn(
 			`Clinic Trigger "${run.node.name}": the cursor n8n saved is behind the events this n8n process ran. Another node in this workflow (a polling trigger such as the Clinic Event Log Trigger, or a second Clinic Trigger) saved an older copy of the workflow's static data, another n8n process did, or n8n did not save the cursor with a run. Those events do not run again while this process runs; keep the Clinic Trigger alone in its workflow.`,
 		);
 	}
-	return merged;
+	return saved;
 }
