@@ -6,7 +6,6 @@ import {
 	constantTimeEquals,
 	deliveryIdOf,
 	headerValue,
-	hexSignatureMatches,
 	hmacSha256Hex,
 	verifyDelivery,
 } from '../../nodes/ClinicTrigger/signature';
@@ -46,7 +45,6 @@ describe('signature verification over the raw bytes', () => {
 		for (const signature of [good.slice(0, 63), `${good}0`, 'z'.repeat(64), `sha256=${good}`, '']) {
 			expect(verifyDelivery({ mode: 'hmacSha256', rawBody: body, headers: { signature }, secret }).ok).toBe(false);
 		}
-		expect(hexSignatureMatches(good, good.slice(0, 10))).toBe(false);
 	});
 
 	it('missing header -> missingHeader; header under another name does not count', () => {
