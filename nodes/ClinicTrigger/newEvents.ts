@@ -98,6 +98,8 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	const { response, staticData, memory } = run;
 	const log = new EventLog(run.node, run.client);
 	const saved = savedCursor(staticData);
+	// A starting cursor serves only until n8n saved one.
+	if (saved) memory.starting = undefined;
 	let share: Share;
 	try {
 		const filters = await triggerFilters(run.keys, run.stored, run.client);

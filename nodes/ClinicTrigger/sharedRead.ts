@@ -122,11 +122,11 @@ function shareOut(memory: LogReads, settings: ReadSettings, read: PollOutcome, w
 }
 
 /** Taken once: what a read that went on past its deadline found that `saved` does not handle, when `saved` handles all that read began from. */
-function takeReadAhead(memory: LogReads, saved: Cursor): PollOutcome | undefined {
+function takeReadAhead(memory: LogReads, saved: Cursor): Required<Share> | undefined {
 	const ahead = memory.readAhead;
 	memory.readAhead = undefined;
 	if (!ahead || !handlesAll(saved, ahead.base)) return undefined;
 	const events = ahead.outcome.events.filter((event) => !isHandled(saved, event.id));
 	if (events.some((event) => memory.unanswered?.has(event.id))) return undefined;
-	return events.length > 0 ? { events, cursor: mergeCursors(ahead.outcome.cursor, saved), complete: true, more: false } : undefined;
+	return events.length > 0 ? { events, cursor: mergeCursors(ahead.outcome.cursor, saved) } : undefined;
 }
