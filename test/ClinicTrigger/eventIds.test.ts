@@ -5,10 +5,13 @@
  * played by `saved`, written as n8n 2.x writes it: when webhook() changed it, and, for a
  * delivery that starts a run, only once the run was stored.
  */
+import { Logger } from '@n8n/backend-common';
+import { Container } from '@n8n/di';
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { forgetProcessMemory } from '../../credentials/ClinicProcessMemory';
 import { NOTHING_NEW_ANSWER } from '../../nodes/ClinicTrigger/newEvents';
+import { isHandled, savedCursor } from '../../nodes/shared/eventCursor';
 import { activateTrigger, deliverWebhook } from '../helpers/trigger';
 import type { DeliverWebhookOptions, DeliveryResult, HookResult } from '../helpers/trigger';
 import { signDelivery, startSimulator } from '../simulator';
@@ -124,6 +127,22 @@ it('a run n8n stored, whose cursor its busy database writes seconds after the an
 	const now = Date.now();
 	jest.spyOn(Date, 'now').mockImplementation(() => now + 10_000);
 	expect(idsRun([await deliver({ value })])).toEqual([]);
+});
+
+it('an older copy of the static data saved by another node (a poller): one warning, nothing runs again, and a delivery that finds nothing new saves the newer cursor', async () => {
+	const warn = jest.spyOn(Container.get(Logger), 'warn');
+	const value = newValue();
+	const record = logNow(sim, value);
+	const before = saved;
+	expect(idsRun([await deliver({ value })])).toEqual([record.id]);
+	const handlesRun = (staticData: IDataObject) => isHandled(savedCursor(staticData['node:Clinic Trigger'] as IDataObject)!, record.id);
+	expect(handlesRun(before)).toBe(false);
+	// The poller saves its copy a moment after n8n answered the run.
+	await new Promise((resolve) => setTimeout(resolve, 20));
+	saved = before;
+	expect(idsRun([await deliver({ value }), await deliver({ value })])).toEqual([]);
+	expect(warn.mock.calls.filter(([message]) => String(message).includes('saved an older copy'))).toHaveLength(1);
+	expect(handlesRun(saved)).toBe(true);
 });
 
 it('a run n8n takes a minute to store (its database busy): a copy meanwhile runs nothing', async () => {
