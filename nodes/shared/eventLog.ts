@@ -113,26 +113,13 @@ export class EventLog {
 
 	/** The number of events in an oldest-first log: offsets double until a one-event page is empty, then halve between (about 2·log2(n/page) requests). */
 	private async endOffset(filter: EventFilter, first: EventPage): Promise<number> {
-		let known = first.events.length;
-		let step = Math.max(known, 1);
-		let empty: number | undefined;
-		while (empty === undefined) {
-			const offset = known - 1 + step;
-			const page = await this.page(filter, offset, 1);
-			if (page.last) empty = offset;
-			else {
-				known = offset + 1;
-				step *= 2;
-			}
-		}
-		// Events [0, known) exist; offset `empty` has none.
-		let low = known;
-		let high = empty;
-		while (low < high) {
-			const middle = Math.floor((low + high) / 2);
-			const page = await this.page(filter, middle, 1);
-			if (page.last) high = middle;
-			else low = middle + 1;
+		// Events [0, low) exist; once found, offset `high` has none. Doubling and halving move the bounds alike.
+		let low = first.events.length;
+		let high: number | undefined;
+		for (let step = Math.max(low, 1); high === undefined || low < high; step *= 2) {
+			const offset = high === undefined ? low - 1 + step : Math.floor((low + high) / 2);
+			if ((await this.page(filter, offset, 1)).last) high = offset;
+			else low = offset + 1;
 		}
 		return low;
 	}
