@@ -134,23 +134,17 @@ interface Scan {
 	done: boolean;
 }
 
-/** One page, asked up to `tries` times. */
-async function pageOf(log: EventLog, filter: EventFilter, offset: number, pageSize: number, tries: number) {
-	const ask = async () => await log.page(filter, offset, pageSize);
-	let page = ask();
-	for (let more = tries - 1; more > 0; more--) page = page.catch(ask);
-	return await page;
-}
-
-/** Reads one filter's part of the log into `scan`, at most about `max` new events; stops between pages once `stopped()`. */
+/** Reads one filter's part of the log into `scan`, at most about `max` new events, each page asked up to `pageTries` times; stops between pages once `stopped()`. */
 async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, pageSize: number, pageTries: number, skip: (id: number) => boolean, stopped: () => boolean): Promise<void> {
 	const fromDate = cursor.fromDate ? Date.parse(cursor.fromDate) : undefined;
 	const isNew = (event: EventRecord) => !isHandled(cursor, event.id) && !createdBefore(event, fromDate);
-	const readInScan = new Set<number>();
-	let offset = cursor.offsets[filterKey(scan.filter)] ?? 0;
+	let offset = scan.end;
 	let previousLast: number | undefined;
+	const ask = async () => await log.page(scan.filter, offset, pageSize);
 	while (!stopped()) {
-		const { events, last: endsHere } = await pageOf(log, scan.filter, offset, pageSize, pageTries);
+		let asked = ask();
+		for (let more = pageTries - 1; more > 0; more--) asked = asked.catch(ask);
+		const { events, last: endsHere } = await asked;
 		if (stopped()) return;
 		scan.order ??= orderOf(events);
 		if (events.length === 0) {
@@ -161,16 +155,14 @@ async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, 
 		}
 		const first = events[0];
 		const unsafeStart = previousLast === undefined && offset > 0 && scan.order !== 'newest-first' && isNew(first);
-		const shifted = previousLast !== undefined && offset > 0 && first.id !== previousLast && !readInScan.has(first.id);
+		const shifted = previousLast !== undefined && offset > 0 && first.id !== previousLast && !scan.positions.has(first.id);
 		if (unsafeStart || shifted) {
 			// A remembered offset is safe only where what lies there is handled; a page must join up with the last one.
 			offset = Math.max(0, offset - pageSize);
 			continue;
 		}
-		for (let index = 0; index < events.length; index++) {
-			const event = events[index];
-			if (readInScan.has(event.id)) continue;
-			readInScan.add(event.id);
+		for (const [index, event] of events.entries()) {
+			if (scan.positions.has(event.id)) continue;
 			scan.reached = Math.max(scan.reached, event.id);
 			scan.positions.set(event.id, offset + index);
 			// A skipped event is neither run nor passed.
@@ -224,8 +216,8 @@ export async function poll(
 	const reads = Promise.all(scans.map(async (scan) => await readScan(log, scan, cursor, max, pageSize, pageTries, skip, () => stopped)));
 	// The deadline's timer, once the reads ended first, runs out and does nothing.
 	await (until === undefined ? reads : Promise.race([reads, sleep(Math.max(0, until - Date.now()))]));
-	const complete = scans.every((scan) => scan.done);
-	if (!complete) {
+	const outcome = outcomeOf(cursor, scans, max);
+	if (!outcome.complete) {
 		stopped = !finishAfterDeadline;
 		// A read that failed before the deadline fails the poll; one still under way ends unheard, or read on.
 		reads.then(
@@ -233,7 +225,7 @@ export async function poll(
 			() => finishAfterDeadline?.(),
 		);
 	}
-	return outcomeOf(cursor, scans, max);
+	return outcome;
 }
 
 /** What the scans found so far: the lowest new events up to where every filter was read, and the cursor after them. */
