@@ -65,25 +65,18 @@ export function newestFirst(events: EventRecord[]): EventRecord[] {
 
 /** The events of a `GET /events` answer: an array, or an object holding it under "events"; each with a whole-number id. */
 export function eventRecordsOf(node: INode, body: unknown, itemIndex: number): EventRecord[] {
-	const list = Array.isArray(body)
-		? body
-		: body && typeof body === 'object' && Array.isArray((body as IDataObject).events)
-			? ((body as IDataObject).events as unknown[])
-			: undefined;
-	if (!list) {
+	const list = Array.isArray(body) ? body : (body as { events?: unknown } | null | undefined)?.events;
+	if (!Array.isArray(list)) {
 		throw new NodeOperationError(node, 'The clinic service answered without a list of "events"', {
 			itemIndex,
 			description: 'Expected an array of events, or an object holding the array under "events".',
 		});
 	}
-	for (const event of list) {
-		const id = event && typeof event === 'object' ? (event as JsonObject).id : undefined;
-		if (typeof id !== 'number' || !Number.isInteger(id)) {
-			throw new NodeOperationError(node, 'The clinic service listed an event without a whole-number "id"', {
-				itemIndex,
-				description: 'Every event in the event log needs its id; without it events cannot be told apart.',
-			});
-		}
+	if (!list.every((event) => Number.isInteger((event as JsonObject | null)?.id))) {
+		throw new NodeOperationError(node, 'The clinic service listed an event without a whole-number "id"', {
+			itemIndex,
+			description: 'Every event in the event log needs its id; without it events cannot be told apart.',
+		});
 	}
 	return list as EventRecord[];
 }
