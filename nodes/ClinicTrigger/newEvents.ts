@@ -103,7 +103,14 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	let share: Share;
 	try {
 		const filters = await triggerFilters(run.keys, run.stored, run.client);
-		const from = cursorToReadFrom(run, saved ?? (await startingCursorOnce(memory, log, filters, run.webhookUrl)));
+		const from = saved ?? (await startingCursorOnce(memory, log, filters, run.webhookUrl));
+		// Once: the cursor n8n saved is behind the newest this process confirmed (the read merges that in).
+		if (memory.confirmed && !handlesAll(from, memory.confirmed) && !memory.reportedBehind) {
+			memory.reportedBehind = true;
+			run.logger.warn(
+				`Clinic Trigger "${run.node.name}": the cursor n8n saved is behind the events this n8n process ran. Another node in this workflow (a polling trigger such as the Clinic Event Log Trigger, or a second Clinic Trigger) saved an older copy of the workflow's static data, another n8n process did, or n8n did not save the cursor with a run. Those events do not run again while this process runs; keep the Clinic Trigger alone in its workflow.`,
+			);
+		}
 		share = await shareOfNextRead(memory, { log, filters, maxPerRun: MAX_EVENTS_PER_RUN, answerWithinMs: ANSWER_WITHIN_MS }, from, run.arrived + ANSWER_WITHIN_MS);
 	} catch (error) {
 		run.logger.warn(`Clinic Trigger "${run.node.name}": the event log could not be read (${(error as Error).message}); nothing ran, the service's retry or the next delivery runs its events`);
@@ -125,16 +132,4 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	});
 	const receivedAt = new Date().toISOString();
 	return events.map((event) => ({ json: eventItemOf(event, { receivedAt }) }));
-}
-
-/** The saved cursor (or, updated from a version without cursors, one from the delivery log); a warning, once, when it is behind the newest this process confirmed (the read merges that in). */
-function cursorToReadFrom(run: DeliveryRun, saved: Cursor): Cursor {
-	const { confirmed } = run.memory;
-	if (confirmed && !handlesAll(saved, confirmed) && !run.memory.reportedBehind) {
-		run.memory.reportedBehind = true;
-		run.logger.warn(
-			`Clinic Trigger "${run.node.name}": the cursor n8n saved is behind the events this n8n process ran. Another node in this workflow (a polling trigger such as the Clinic Event Log Trigger, or a second Clinic Trigger) saved an older copy of the workflow's static data, another n8n process did, or n8n did not save the cursor with a run. Those events do not run again while this process runs; keep the Clinic Trigger alone in its workflow.`,
-		);
-	}
-	return saved;
 }
