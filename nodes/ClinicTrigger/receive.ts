@@ -52,8 +52,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const arrived = Date.now();
 	const node = this.getNode();
 	const options = this.getNodeParameter('options', {}) as IDataObject;
-	const selected = this.getNodeParameter('events', []);
-	const keys = selectedEventKeys(selected);
+	const keys = selectedEventKeys(this.getNodeParameter('events', []));
 	const query = this.getQueryData() as IDataObject;
 	const response = this.getResponseObject();
 	// The node's own answer to a delivery that starts nothing (n8n then saves what webhook() changed in static data).
@@ -63,8 +62,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	};
 
 	// 1. The body.
-	const request = this.getRequestObject();
-	const raw = await rawBodyOf(request);
+	const raw = await rawBodyOf(this.getRequestObject());
 	const parsed = parseDeliveryBody(raw, Math.floor(numberOption(options.maxBodySizeKb, DEFAULT_MAX_BODY_BYTES / 1024) * 1024));
 	if (!parsed.ok) return answer(400, { error: parsed.error });
 

@@ -67,10 +67,9 @@ export async function resubscribe(setup: Setup, client: ClinicClient, logger: Lo
 	}
 	const { node } = setup;
 	const what = WHAT_HAPPENED[stale.reason];
-	const running = subscribe(setup, client, logger, { removeOnFailure: false });
-	watch.resubscribing = running;
+	watch.resubscribing = subscribe(setup, client, logger, { removeOnFailure: false });
 	try {
-		await running;
+		await watch.resubscribing;
 		watch.stale = undefined;
 		logger.warn(`Clinic Trigger "${node.name}": ${what}; subscribed again (the events missed meanwhile run from the event log)`);
 	} catch (error) {

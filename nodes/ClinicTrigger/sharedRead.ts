@@ -116,8 +116,7 @@ function shareOut(memory: LogReads, settings: ReadSettings, read: PollOutcome, w
 	// The log may hold more than this read took (even if all it took ran meanwhile): the other deliveries wait for the next read.
 	for (const waiter of runner ? others : waiters) {
 		if (read.more) waitForNextRead(memory, settings, waiter);
-		else if (events.length === 0 && inOtherRuns === 0) answerWaiter(waiter, { events: [], cursor });
-		else answerWaiter(waiter, { events: [] });
+		else answerWaiter(waiter, events.length === 0 && inOtherRuns === 0 ? { events: [], cursor } : { events: [] });
 	}
 }
 

@@ -49,8 +49,7 @@ export function isCurrent(entry: StoredSubscription, signingKey: string): boolea
 
 /** The secret of a stored subscription; undefined when the signing key is not the one it was derived from. */
 export function secretOf(triggerId: string, key: string, entry: StoredSubscription, signingKey: string): string | undefined {
-	if (entry.legacySecret) return entry.legacySecret;
-	return isCurrent(entry, signingKey) ? subscriptionSecret(signingKey, triggerId, key) : undefined;
+	return entry.legacySecret || (isCurrent(entry, signingKey) ? subscriptionSecret(signingKey, triggerId, key) : undefined);
 }
 
 /** Events whose stored subscription was made with another signing key than the credential's. */

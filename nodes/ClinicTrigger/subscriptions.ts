@@ -79,8 +79,7 @@ export async function subscribe(setup: Setup, client: ClinicClient, logger: Logg
 	await client.webhookSigningKey({ ensure: true });
 	const all = await subscriptions.list();
 	const signingKey = await client.webhookSigningKey();
-	const noKey = 'n8n stores one in the credential when it signs in. Open the credential, click Save (or Test), and activate the workflow again.';
-	if (!signingKey) throw new NodeOperationError(node, 'The Clinic credential holds no webhook signing key', { description: noKey });
+	if (!signingKey) throw new NodeOperationError(node, 'The Clinic credential holds no webhook signing key', { description: 'n8n stores one in the credential when it signs in. Open the credential, click Save (or Test), and activate the workflow again.' });
 	const keyId = signingKeyId(signingKey);
 	const secretFor = (key: string) => subscriptionSecret(signingKey, triggerIdOf(node), key);
 	const kept = new Map<string, StoredSubscription>();
@@ -107,14 +106,12 @@ export async function subscribe(setup: Setup, client: ClinicClient, logger: Logg
 	for (const [key, entry] of kept) storeSubscription(staticData, key, entry);
 
 	// 2. Subscribe each missing event, storing as we go, before what it replaces is removed.
-	let subscribed = false;
 	for (const event of events.filter((e) => !kept.has(e.key))) {
 		const topic = fullTopic(topicPrefix, event.suffix);
 		try {
 			const url = callbackUrl(setup.webhookUrl, event.key);
 			const id = await subscriptions.subscribe({ url, topic, eventName: event.name, secret: secretFor(event.key) }, `The subscription to ${event.label}`);
 			storeSubscription(staticData, event.key, { id, topic, keyId });
-			subscribed = true;
 		} catch (error) {
 			const failed = removeOnFailure ? (await removeOurs(setup, client)).failed : undefined;
 			throw subscriptionError(node, error, `Could not subscribe to "${event.label}"`, cleanupNote(failed));
@@ -128,7 +125,7 @@ export async function subscribe(setup: Setup, client: ClinicClient, logger: Logg
 	for (const key of stored.keys()) if (!kept.has(key) && !selected.has(key)) delete staticData[key];
 
 	// 4. Another main may have subscribed the same events at once: every main keeps the lowest id of each.
-	if (!subscribed) return;
+	if (events.every((event) => kept.has(event.key))) return;
 	const live = await listedAtAddress(setup, client);
 	for (const event of events) {
 		const [keep, ...extra] = live
