@@ -17,7 +17,6 @@ import { selectedEventKeys } from './subscriptions';
 /** Default largest body accepted, in bytes (1 MiB). Clinic payloads are a few KiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
-/** Reads a delivery body: a JSON object, or what is wrong with it. */
 export function parseDeliveryBody(raw: Buffer, maxBytes = DEFAULT_MAX_BODY_BYTES): { ok: true; body: IDataObject } | { ok: false; error: string } {
 	if (raw.length > maxBytes) return { ok: false, error: 'Body too large' };
 	const text = raw.toString('utf8').trim();

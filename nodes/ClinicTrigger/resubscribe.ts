@@ -12,7 +12,6 @@ import type { StoredSubscription } from './storage';
 import { subscribe } from './subscriptions';
 import type { Setup } from './subscriptions';
 
-/** Why subscriptions are stale, and which events'. */
 export type StaleSubscriptions = { reason: keyof typeof WHAT_HAPPENED; keys: string[] };
 
 /** In the trigger's memory: when its subscriptions were last listed, the resubscribe under way, when an unverified delivery last started one, when one last failed, and the stale ones it left. */

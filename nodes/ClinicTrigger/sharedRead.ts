@@ -17,7 +17,6 @@ const PAGE_TRIES = 5;
 /** What a delivery gets: the events it runs (none: another delivery runs them, or none are new), and when it may save one the cursor after them. */
 export type Share = { events: EventRecord[]; cursor?: Cursor };
 
-/** A delivery waiting for a read. */
 type Waiter = { saved: Cursor; answerBy: number; started: boolean; answered: boolean; resolve: (share: Share) => void; reject: (error: Error) => void };
 
 /** The deliveries waiting for the next read, and what it reads with. */

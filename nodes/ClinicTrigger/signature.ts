@@ -1,7 +1,6 @@
 /** Checks that a delivery comes from the clinic service (constant-time, on the raw bytes), and derives the secrets. */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
-/** How a delivery proves where it comes from. */
 export type VerificationMode = 'hmacSha256' | 'secretEquals' | 'none';
 
 /** Header the service puts the signature in; matched in any letter case. */

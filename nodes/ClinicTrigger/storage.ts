@@ -14,7 +14,6 @@ export interface StoredSubscription {
 
 const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
-/** The subscriptions stored in the node's static data, by event key. */
 export function storedSubscriptions(staticData: IDataObject): Map<string, StoredSubscription> {
 	const stored = new Map<string, StoredSubscription>();
 	for (const [key, value] of Object.entries(staticData)) {

@@ -47,7 +47,6 @@ export function secretAgrees(subscription: RemoteSubscription, secret: string | 
 
 export const sameId = (a: number | string, b: number | string): boolean => String(a) === String(b);
 
-/** The live subscriptions at the trigger's address. */
 export async function listedAtAddress(setup: Setup, client: ClinicClient): Promise<RemoteSubscription[]> {
 	const address = addressOf(setup.webhookUrl);
 	return (await new WebhookSubscriptions(client, () => setup.node).list()).filter((s) => isLive(s) && addressOf(s.url) === address);

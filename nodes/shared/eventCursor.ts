@@ -53,7 +53,6 @@ export function savedCursor(staticData: IDataObject): Cursor | undefined {
 	return { ...saved, seen, offsets: { ...saved.offsets } };
 }
 
-/** Whether the cursor counts this id as handled. */
 export function isHandled(cursor: Pick<Cursor, 'floor' | 'seen'>, id: number): boolean {
 	return id <= cursor.floor || cursor.seen.some(([seen]) => seen === id);
 }
@@ -105,7 +104,6 @@ export async function cursorFromNow(log: EventLog, filters: EventFilter[], start
 	return { floor, seen: [...ranIds].filter((id) => id > floor).map((id): Seen => [id, Number.MAX_SAFE_INTEGER]), start, offsets: {} };
 }
 
-/** A cursor that emits events from this id on. */
 export function cursorFromId(id: number, start: string): Cursor {
 	return { floor: Math.max(0, id - 1), seen: [], start, offsets: {} };
 }

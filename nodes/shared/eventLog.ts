@@ -6,10 +6,9 @@ import type { ClinicClient } from './transport';
 import { eventRecordsOf, newestFirst, orderOf } from './eventRecord';
 import type { EventFilter, EventRecord } from './eventRecord';
 
-/** One page of the event log, as the service lists it, plus what was asked for. */
+/** One page of the event log, as the service lists it, plus the offset asked for. */
 export interface EventPage {
 	offset: number;
-	limit: number;
 	events: EventRecord[];
 	/** The log ends with this page (`endsLog`). */
 	last: boolean;
@@ -30,7 +29,6 @@ const MAX_PAGES_PER_READER = 5000;
 export class EventLog {
 	private pagesRead = 0;
 	private lastPage?: { key: string; offset: number; ids: string; repeats: number };
-	/** The longest page the service has given this reader. */
 	private longestPage = 0;
 
 	constructor(
@@ -59,7 +57,7 @@ export class EventLog {
 		const events = eventRecordsOf(this.node, body, itemIndex);
 		this.checkProgress(JSON.stringify([filter.topic, filter.name, limit]), offset, events, itemIndex);
 		this.longestPage = Math.max(this.longestPage, events.length);
-		return { offset, limit, events, last: endsLog(events.length, limit, this.longestPage) };
+		return { offset, events, last: endsLog(events.length, limit, this.longestPage) };
 	}
 
 	/** Stops a read that cannot end: the same page at three offsets in a row (the service ignores `offset`; twice is a live log shifting), or too many pages. */
@@ -97,7 +95,7 @@ export class EventLog {
 				page = await this.page(filter, page.offset + page.events.length, pageSize);
 				if (page.events.every((event) => found.has(event.id))) break;
 			}
-			return { events: newestFirst([...found.values()]).slice(0, max) };
+			return { events: newestFirst([...found.values()]) };
 		}
 		const end = first.last ? first.events.length : await this.endOffset(filter, first);
 		const found = new Map<number, EventRecord>();

@@ -21,7 +21,6 @@ export interface EventFilter {
 	name?: string;
 }
 
-/** The log's filter for one catalog event: its complete topic and its name. */
 export function eventFilterOf(event: CatalogEvent, topicPrefix: string): EventFilter {
 	return { topic: fullTopic(topicPrefix, event.suffix), name: event.name };
 }
