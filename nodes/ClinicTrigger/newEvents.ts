@@ -4,6 +4,7 @@
  * confirmed in this process. A run n8n has not answered yet keeps its events: no read counts them, so a refused run's
  * events run with the service's retry.
  */
+import { sleep } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, Logger } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
@@ -14,7 +15,6 @@ import { eventFilterOf, eventItemOf } from '../shared/eventRecord';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
-import { keepCursorMarkedUntilAnswered } from './cursorSave';
 import { shareOfNextRead } from './sharedRead';
 import type { ReadBatch, Share } from './sharedRead';
 import type { StoredSubscription } from './storage';
@@ -132,4 +132,17 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	});
 	const receivedAt = new Date().toISOString();
 	return events.map((event) => ({ json: eventItemOf(event, { receivedAt }) }));
+}
+
+/**
+ * n8n saves static data marked changed with the run: 2.x after storing it, before answering (webhook-helpers.ts), 1.x as
+ * it answers; a refused run saves nothing. 2.x wraps the static data again on the way, clearing the mark set in webhook()
+ * (workflow-runner.ts, `establishContextForPersistence`), so the cursor is set every millisecond until n8n answered.
+ * Resolves with whether n8n stored the run (a 2xx). A closed connection still ends the response (`writableFinished`, without 'finish').
+ */
+async function keepCursorMarkedUntilAnswered(run: Pick<DeliveryRun, 'response' | 'staticData'>, cursor: Cursor): Promise<boolean> {
+	const { response, staticData } = run;
+	// n8n's static data marks itself changed on any write.
+	for (staticData.cursor = cursor; !response.writableFinished; await sleep(1)) staticData.cursor = cursor;
+	return response.statusCode >= 200 && response.statusCode < 300;
 }
