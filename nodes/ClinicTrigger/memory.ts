@@ -4,7 +4,7 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { keepNewest, keptInProcess } from '../../credentials/ClinicProcessMemory';
 import { ANSWER_WITHIN_MS } from './newEvents';
-import type { LogReads } from './newEvents';
+import type { LogReads } from './sharedRead';
 import type { SubscriptionWatch } from './resubscribe';
 
 /** How many triggers' entries are kept at most: past it, the least recently used goes. */

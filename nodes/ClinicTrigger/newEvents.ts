@@ -9,14 +9,14 @@ import type { IDataObject, INodeExecutionData, IWebhookFunctions, Logger } from 
 
 import { findEvent } from '../shared/catalog';
 import { cursorFromNow, handlesAll, mergeCursors, savedCursor } from '../shared/eventCursor';
-import type { Cursor, PollOutcome } from '../shared/eventCursor';
+import type { Cursor } from '../shared/eventCursor';
 import { EventLog } from '../shared/eventLog';
 import { eventFilterOf, eventItemOf } from '../shared/eventRecord';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
 import { shareOfNextRead } from './sharedRead';
-import type { ReadBatch, Share } from './sharedRead';
+import type { LogReads, Share } from './sharedRead';
 import type { StoredSubscription } from './storage';
 import type { Setup } from './subscriptions';
 
@@ -28,18 +28,6 @@ export const ANSWER_WITHIN_MS = 4000;
 export const NOTHING_NEW_ANSWER = { received: true, duplicate: true };
 /** The Start From setting of the trigger's cursor (the Event Log Trigger's "now"). */
 const START = 'now';
-
-/** A trigger's reads in process memory (memory.ts): the starting cursor, the newest n8n confirmed, the events of runs not answered yet, the read under way and the deliveries waiting for the next, and what a read that went on past its deadline found. */
-export interface LogReads {
-	starting?: Promise<Cursor>;
-	confirmed?: Cursor;
-	unanswered?: Set<number>;
-	reportedBehind?: boolean;
-	reading?: boolean;
-	nextRead?: ReadBatch;
-	finishingLate?: boolean;
-	readAhead?: { base: Cursor; outcome: PollOutcome };
-}
 
 /** What a delivery read from n8n that its run needs: `client` is the delivery's own (short timeouts), `arrived` when webhook() was called. */
 export interface DeliveryRun extends Setup {

@@ -9,7 +9,6 @@ import { handlesAll, isHandled, mergeCursors, poll } from '../shared/eventCursor
 import type { Cursor, PollOutcome } from '../shared/eventCursor';
 import type { EventLog } from '../shared/eventLog';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
-import type { LogReads } from './newEvents';
 
 /** How often a read asks for a page that failed. */
 const PAGE_TRIES = 5;
@@ -20,7 +19,19 @@ export type Share = { events: EventRecord[]; cursor?: Cursor };
 type Waiter = { saved: Cursor; answerBy: number; started: boolean; answered: boolean; resolve: (share: Share) => void; reject: (error: Error) => void };
 
 /** The deliveries waiting for the next read, and what it reads with. */
-export type ReadBatch = { waiters: Waiter[]; settings: ReadSettings };
+type ReadBatch = { waiters: Waiter[]; settings: ReadSettings };
+
+/** A trigger's reads in process memory (memory.ts): the starting cursor, the newest n8n confirmed, the events of runs not answered yet, the read under way and the deliveries waiting for the next, and what a read that went on past its deadline found. */
+export interface LogReads {
+	starting?: Promise<Cursor>;
+	confirmed?: Cursor;
+	unanswered?: Set<number>;
+	reportedBehind?: boolean;
+	reading?: boolean;
+	nextRead?: ReadBatch;
+	finishingLate?: boolean;
+	readAhead?: { base: Cursor; outcome: PollOutcome };
+}
 
 interface ReadSettings {
 	log: EventLog;
