@@ -2,14 +2,14 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IHookFunctions } from 'n8n-workflow';
 
-import { findEvent } from '../shared/catalog';
 import { LATE_COMMIT_MS, isCursor } from '../shared/eventCursor';
 import { EventLog } from '../shared/eventLog';
 import { clientFor } from '../shared/transport';
 import { addressOf, insecureWebhookAddressMessage, isSecureUrl } from '../shared/urls';
+import { WebhookSubscriptions } from '../shared/webhookSubscriptions';
 import { readsEventLog, startingCursor, triggerFilters } from './newEvents';
-import { isCurrent, secretOf, storeSubscription, storedSubscriptions, triggerIdOf } from './storage';
-import { eventOfSubscription, listedAtAddress, removeOurs, sameId, secretAgrees, selectedEventKeys, subscribe, subscriptionError } from './subscriptions';
+import { isCurrent, storeSubscription, storedSubscriptions } from './storage';
+import { reconcilePlan, removeOurs, sameId, selectedEventKeys, subscribe, subscriptionError } from './subscriptions';
 import type { Setup } from './subscriptions';
 
 /** What a hook reads from n8n, once, and one client for its requests. */
@@ -22,26 +22,19 @@ function hookOf(ctx: IHookFunctions) {
 /** n8n gave this trigger an address, and it is https or the user allowed http for a local test. */
 const acceptsAddress = (webhookUrl: string, options: IDataObject) => addressOf(webhookUrl) !== '' && (isSecureUrl(webhookUrl) || options.allowInsecureUrl === true);
 
-/** True when every selected event has a live subscription at our address, made with the current signing key; anything else is for `create`. */
+/** True when the reconcile would keep every stored subscription as it is (made with the current signing key) and remove nothing; anything else is for `create`. */
 async function checkExists(ctx: IHookFunctions): Promise<boolean> {
 	const { setup, client, options } = hookOf(ctx);
-	const { keys, staticData } = setup;
-	const stored = storedSubscriptions(staticData);
-	if (!acceptsAddress(setup.webhookUrl, options) || keys.length === 0 || keys.some((key) => !findEvent(key) || !stored.has(key)) || stored.size !== keys.length) return false;
+	const stored = storedSubscriptions(setup.staticData);
+	if (!acceptsAddress(setup.webhookUrl, options) || setup.keys.length === 0 || setup.keys.some((key) => !stored.has(key)) || stored.size !== setup.keys.length) return false;
 	const { topicPrefix } = await client.integrationSettings();
 	if (!topicPrefix) return false;
-	const ours = await listedAtAddress(setup, client);
+	const all = await new WebhookSubscriptions(client, () => setup.node).list();
 	const signingKey = await client.webhookSigningKey();
-	// A stored secret (earlier versions), another key, or anything else at our address (a copy, an old secret).
-	if ([...stored.values()].some((entry) => !isCurrent(entry, signingKey)) || ours.length !== keys.length) return false;
-	const topics = new Map<string, string>();
-	for (const [key, entry] of stored) {
-		const secret = secretOf(triggerIdOf(setup.node), key, entry, signingKey);
-		const match = ours.find((s) => sameId(s.id, entry.id) && eventOfSubscription(s, topicPrefix)?.key === key && secretAgrees(s, secret));
-		if (!match) return false;
-		topics.set(key, match.event_topic as string);
-	}
-	for (const [key, entry] of stored) storeSubscription(staticData, key, { ...entry, topic: topics.get(key) as string });
+	if (!signingKey) return false;
+	const { kept, toRemove } = reconcilePlan(setup, all, topicPrefix, signingKey);
+	if (toRemove.length > 0 || [...stored].some(([key, entry]) => !isCurrent(entry, signingKey) || !sameId(kept.get(key)?.id ?? '', entry.id))) return false;
+	for (const [key, entry] of kept) storeSubscription(setup.staticData, key, entry);
 	return true;
 }
 

@@ -39,12 +39,6 @@ export function eventOfSubscription(subscription: RemoteSubscription, topicPrefi
 	return event;
 }
 
-/** False only when the service lists a secret and it is not the expected one. */
-export function secretAgrees(subscription: RemoteSubscription, secret: string | undefined): boolean {
-	const listed = subscription.authentication_data?.secret;
-	return typeof listed !== 'string' || listed === secret;
-}
-
 export const sameId = (a: number | string, b: number | string): boolean => String(a) === String(b);
 
 export async function listedAtAddress(setup: Setup, client: ClinicClient): Promise<RemoteSubscription[]> {
@@ -61,31 +55,18 @@ function selectedEvents(node: INode, keys: string[]): CatalogEvent[] {
 	});
 }
 
-/** At activation a failed subscribe removes what the trigger holds (a half-active trigger misses events); a resubscribe removes nothing then: the working subscriptions go on delivering. */
-export async function subscribe(setup: Setup, client: ClinicClient, logger: Logger, { removeOnFailure = true } = {}): Promise<void> {
-	const { node, staticData } = setup;
-	const events = selectedEvents(node, setup.keys);
-	const topicPrefix = (await client.integrationSettings()).topicPrefix;
-	const problem = describeTopicPrefixProblem(topicPrefix);
-	if (problem) throw new NodeOperationError(node, problem, { description: 'Topics are that prefix, a dot and a suffix such as patient: clinic-38729.patient.' });
-	const subscriptions = new WebhookSubscriptions(client, () => node);
+/**
+ * What the reconcile keeps of the listed subscriptions (provably ours) and removes: the rest at our address, disabled
+ * ones there (replaced, so no orphan is left), and our stored ids at our path on another host (WEBHOOK_URL changed).
+ */
+export function reconcilePlan(setup: Setup, all: RemoteSubscription[], topicPrefix: string, signingKey: string) {
 	const address = addressOf(setup.webhookUrl);
-	const stored = storedSubscriptions(staticData);
-	const selected = new Set(events.map((e) => e.key));
-
-	// 1. Keep what is provably ours; remove the rest at our address, and our stored ids at our path on another host
-	//    (WEBHOOK_URL changed). A credential without a signing key gets one at this sign-in.
-	await client.webhookSigningKey({ ensure: true });
-	const all = await subscriptions.list();
-	const signingKey = await client.webhookSigningKey();
-	if (!signingKey) throw new NodeOperationError(node, 'The Clinic credential holds no webhook signing key', { description: 'n8n stores one in the credential when it signs in. Open the credential, click Save (or Test), and activate the workflow again.' });
+	const stored = storedSubscriptions(setup.staticData);
 	const keyId = signingKeyId(signingKey);
-	const secretFor = (key: string) => subscriptionSecret(signingKey, triggerIdOf(node), key);
 	const kept = new Map<string, StoredSubscription>();
 	const toRemove: RemoteSubscription[] = [];
 	for (const subscription of all) {
 		if (!isLive(subscription)) {
-			// Disabled by the service at our address: replaced below, so removed, no orphan left.
 			if (!subscription.deleted_at && addressOf(subscription.url) === address) toRemove.push(subscription);
 			continue;
 		}
@@ -98,10 +79,32 @@ export async function subscribe(setup: Setup, client: ClinicClient, logger: Logg
 		const entry = event && stored.get(event.key);
 		const listed = subscription.authentication_data?.secret;
 		// Listed with the secret we derive (another main's too), or stored with the current key and listed without one.
-		const ours = event && selected.has(event.key) && !kept.has(event.key) && (typeof listed === 'string' ? listed === secretFor(event.key) : !!entry && sameId(entry.id, subscription.id) && isCurrent(entry, signingKey));
+		const ours = event && setup.keys.includes(event.key) && !kept.has(event.key) && (typeof listed === 'string' ? listed === subscriptionSecret(signingKey, triggerIdOf(setup.node), event.key) : !!entry && sameId(entry.id, subscription.id) && isCurrent(entry, signingKey));
 		if (event && ours) kept.set(event.key, { id: subscription.id, topic: subscription.event_topic as string, keyId });
 		else toRemove.push(subscription);
 	}
+	return { kept, toRemove };
+}
+
+/** At activation a failed subscribe removes what the trigger holds (a half-active trigger misses events); a resubscribe removes nothing then: the working subscriptions go on delivering. */
+export async function subscribe(setup: Setup, client: ClinicClient, logger: Logger, { removeOnFailure = true } = {}): Promise<void> {
+	const { node, staticData } = setup;
+	const events = selectedEvents(node, setup.keys);
+	const topicPrefix = (await client.integrationSettings()).topicPrefix;
+	const problem = describeTopicPrefixProblem(topicPrefix);
+	if (problem) throw new NodeOperationError(node, problem, { description: 'Topics are that prefix, a dot and a suffix such as patient: clinic-38729.patient.' });
+	const subscriptions = new WebhookSubscriptions(client, () => node);
+	const stored = storedSubscriptions(staticData);
+	const selected = new Set(events.map((e) => e.key));
+
+	// 1. Keep what is provably ours, remove the rest. A credential without a signing key gets one at this sign-in.
+	await client.webhookSigningKey({ ensure: true });
+	const all = await subscriptions.list();
+	const signingKey = await client.webhookSigningKey();
+	if (!signingKey) throw new NodeOperationError(node, 'The Clinic credential holds no webhook signing key', { description: 'n8n stores one in the credential when it signs in. Open the credential, click Save (or Test), and activate the workflow again.' });
+	const keyId = signingKeyId(signingKey);
+	const secretFor = (key: string) => subscriptionSecret(signingKey, triggerIdOf(node), key);
+	const { kept, toRemove } = reconcilePlan(setup, all, topicPrefix, signingKey);
 	for (const [key, entry] of kept) storeSubscription(staticData, key, entry);
 
 	// 2. Subscribe each missing event, storing as we go, before what it replaces is removed.

@@ -316,6 +316,18 @@ describe('checkExists', () => {
 		expect(subscriptionsIn(created.nodeStaticData)).toEqual(nodeData(first.staticData));
 	});
 
+	it('false when the service disabled one at our address; create replaces it and removes the disabled one', async () => {
+		const first = await activateTrigger(options());
+		const disabled = live(sim)[0];
+		disabled.status = 'disabled';
+		const checked = await runTriggerHook('checkExists', options({ staticData: first.staticData }));
+		expect(checked.result).toBe(false);
+		const created = await runTriggerHook('create', options({ staticData: first.staticData }));
+		expect(created.error).toBeUndefined();
+		expect(live(sim)).toHaveLength(3);
+		expect(sim.subscriptions().find((s) => s.id === disabled.id)?.deleted_at).toBeTruthy();
+	});
+
 	it('false when the selection changed', async () => {
 		const first = await activateTrigger(options());
 		const more = await runTriggerHook(
