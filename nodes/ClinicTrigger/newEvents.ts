@@ -107,8 +107,10 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	}
 	const { events, cursor } = share;
 	if (events.length === 0 || !cursor) {
-		// Nothing new: the cursor is written only when it handles more than the saved one, as n8n saves static data written to.
-		if (cursor && (!saved || !handlesAll(saved, cursor))) staticData.cursor = cursor;
+		// Nothing new: the cursor is written only when it handles more (gaps given up), as n8n saves static data written to.
+		// A saved cursor behind the confirmed one is usually only n8n's save still under way: no write for that.
+		const savedOrConfirmed = saved && memory.confirmed ? mergeCursors(saved, memory.confirmed) : (saved ?? memory.confirmed);
+		if (cursor && (!savedOrConfirmed || !handlesAll(savedOrConfirmed, cursor))) staticData.cursor = cursor;
 		if (cursor) memory.confirmed = cursor;
 		response.status(200).json(NOTHING_NEW_ANSWER);
 		return undefined;
