@@ -111,7 +111,8 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 		// A saved cursor behind the confirmed one is usually only n8n's save still under way: no write for that.
 		const savedOrConfirmed = saved && memory.confirmed ? mergeCursors(saved, memory.confirmed) : (saved ?? memory.confirmed);
 		if (cursor && (!savedOrConfirmed || !handlesAll(savedOrConfirmed, cursor))) staticData.cursor = cursor;
-		if (cursor) memory.confirmed = cursor;
+		// Merged: a run n8n answered while this delivery's answer was on its way is confirmed already.
+		if (cursor) memory.confirmed = memory.confirmed ? mergeCursors(cursor, memory.confirmed) : cursor;
 		response.status(200).json(NOTHING_NEW_ANSWER);
 		return undefined;
 	}
