@@ -119,7 +119,7 @@ function createdBefore(event: EventRecord, fromDate: number | undefined): boolea
 	return Number.isFinite(created) && created < fromDate;
 }
 
-/** One filter's read as far as it got: new events `found`, each read event's offset, the offset past the last, the highest id read (oldest-first: all below it too), the lowest new id skipped, and whether it stopped at `max` new events. */
+/** One filter's read as far as it got: new events `found`, each read event's offset, the offset past the last, the highest id read (oldest-first: all below it too), and the lowest new id skipped. */
 interface Scan {
 	filter: EventFilter;
 	found: Map<number, EventRecord>;
@@ -128,7 +128,6 @@ interface Scan {
 	end: number;
 	reached: number;
 	skippedBelow: number;
-	full: boolean;
 	done: boolean;
 }
 
@@ -168,19 +167,13 @@ async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, 
 			else if (isNew(event)) scan.found.set(event.id, event);
 		}
 		// Memory holds at most twice `max` new events: the highest ids go (a read emits the lowest; the next reads them).
-		if (scan.found.size >= 2 * max) {
-			scan.full = true;
-			for (const id of [...scan.found.keys()].sort((a, b) => a - b).slice(max)) scan.found.delete(id);
-		}
+		if (scan.found.size >= 2 * max) for (const id of [...scan.found.keys()].sort((a, b) => a - b).slice(max)) scan.found.delete(id);
 		const last = events[events.length - 1];
 		scan.end = offset + events.length;
 		// Nothing past the event the page overlaps with: nothing more to read. (A longer page that ends with it was pushed down by new events.)
 		if ((events.length === 1 && last.id === previousLast) || endsHere) break;
 		if (scan.order === 'newest-first' && (last.id <= cursor.floor || createdBefore(last, fromDate))) break;
-		if (scan.order === 'oldest-first' && scan.found.size >= max) {
-			scan.full = true;
-			break;
-		}
+		if (scan.order === 'oldest-first' && scan.found.size >= max) break;
 		previousLast = last.id;
 		// Overlap by one: the next page must start with this page's last event.
 		offset = scan.end - 1;
@@ -209,7 +202,7 @@ export async function poll(
 	options: { pageSize?: number; pageTries?: number; until?: number; skip?: (id: number) => boolean; finishAfterDeadline?: (outcome?: PollOutcome) => void } = {},
 ): Promise<PollOutcome> {
 	const { pageSize = DEFAULT_PAGE_SIZE, pageTries = 1, until, skip = () => false, finishAfterDeadline } = options;
-	const scans: Scan[] = filters.map((filter) => ({ filter, found: new Map(), positions: new Map(), end: cursor.offsets[filterKey(filter)] ?? 0, reached: cursor.floor, skippedBelow: Infinity, full: false, done: false }));
+	const scans: Scan[] = filters.map((filter) => ({ filter, found: new Map(), positions: new Map(), end: cursor.offsets[filterKey(filter)] ?? 0, reached: cursor.floor, skippedBelow: Infinity, done: false }));
 	let stopped = false;
 	const reads = Promise.all(scans.map(async (scan) => await readScan(log, scan, cursor, max, pageSize, pageTries, skip, () => stopped)));
 	// The deadline's timer, once the reads ended first, runs out and does nothing.
@@ -232,7 +225,8 @@ function outcomeOf(cursor: Cursor, scans: Scan[], max: number): PollOutcome {
 	const readUpTo = Math.min(...scans.map((scan) => (scan.done ? Infinity : scan.order === 'oldest-first' ? scan.reached : cursor.floor)));
 	const found = [...new Map(scans.flatMap((scan) => [...scan.found])).values()].filter((event) => event.id <= readUpTo).sort((a, b) => a.id - b.id);
 	const events = found.slice(0, max);
-	const more = !complete || found.length > max || scans.some((scan) => scan.full);
+	// A filter that stopped at `max` new events (or kept only `max` of them) leaves at least `max`.
+	const more = !complete || found.length >= max;
 	// Gaps are given up only below what was read, and below any event skipped (it may yet run).
 	const settledUpTo = Math.min(readUpTo, ...scans.map((scan) => scan.skippedBelow - 1));
 	return { events, cursor: advance(cursor, events, scans, settledUpTo), complete, more };
