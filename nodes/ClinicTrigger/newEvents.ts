@@ -29,7 +29,7 @@ export const NOTHING_NEW_ANSWER = { received: true, duplicate: true };
 /** The Start From setting of the trigger's cursor (the Event Log Trigger's "now"). */
 const START = 'now';
 
-/** What a delivery read from n8n that its run needs: `client` is the delivery's own (short timeouts), `arrived` when webhook() was called. */
+/** What a delivery read from n8n that its run needs: `client` is the delivery's own (short timeouts), `arrived` when webhook() was called, and then the last run n8n stored (its static data saved before it). */
 export interface DeliveryRun extends Setup {
 	client: ClinicClient;
 	logger: Logger;
@@ -37,6 +37,7 @@ export interface DeliveryRun extends Setup {
 	stored: Map<string, StoredSubscription>;
 	response: ReturnType<IWebhookFunctions['getResponseObject']>;
 	arrived: number;
+	lastRunOnArrival?: Cursor;
 }
 
 /** Whether the trigger runs the log's events (Duplicate Check Event Log), not each delivery's body. */
@@ -92,11 +93,11 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	try {
 		const filters = await triggerFilters(run.keys, run.stored, run.client);
 		const from = saved ?? (await startingCursorOnce(memory, log, filters, run.webhookUrl));
-		// Once: the cursor n8n saved is behind the newest this process confirmed (the read merges that in).
-		if (memory.confirmed && !handlesAll(from, memory.confirmed) && !memory.reportedBehind) {
+		// Once: the cursor n8n saved is behind the last run n8n stored before this delivery arrived (the read merges that in).
+		if (run.lastRunOnArrival && !handlesAll(from, run.lastRunOnArrival) && !memory.reportedBehind) {
 			memory.reportedBehind = true;
 			run.logger.warn(
-				`Clinic Trigger "${run.node.name}": the cursor n8n saved is behind the events this n8n process ran. Another node in this workflow (a polling trigger such as the Clinic Event Log Trigger, or a second Clinic Trigger) saved an older copy of the workflow's static data, another n8n process did, or n8n did not save the cursor with a run. Those events do not run again while this process runs; keep the Clinic Trigger alone in its workflow.`,
+				`Clinic Trigger "${run.node.name}": the cursor n8n saved is behind the events this n8n process ran. Another node in this workflow (a polling trigger such as the Clinic Event Log Trigger, or a second Clinic Trigger) saved an older copy of the workflow's static data, another n8n process did, n8n did when the workflow was saved or republished, or n8n did not save the cursor with a run. Those events do not run again while this process runs; keep the Clinic Trigger alone in its workflow.`,
 			);
 		}
 		share = await shareOfNextRead(memory, { log, filters, maxPerRun: MAX_EVENTS_PER_RUN, answerWithinMs: ANSWER_WITHIN_MS }, from, run.arrived + ANSWER_WITHIN_MS);
@@ -108,9 +109,10 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	const { events, cursor } = share;
 	if (events.length === 0 || !cursor) {
 		// Nothing new: the cursor is written only when it handles more (gaps given up), as n8n saves static data written to.
-		// A saved cursor behind the confirmed one is usually only n8n's save still under way: no write for that.
+		// A saved cursor behind the confirmed one is usually only n8n's save still under way: no write for that. Nor while a
+		// run is unanswered: n8n could save this cursor, without that run's events, after the run's own.
 		const savedOrConfirmed = saved && memory.confirmed ? mergeCursors(saved, memory.confirmed) : (saved ?? memory.confirmed);
-		if (cursor && (!savedOrConfirmed || !handlesAll(savedOrConfirmed, cursor))) staticData.cursor = cursor;
+		if (cursor && !memory.unanswered?.size && (!savedOrConfirmed || !handlesAll(savedOrConfirmed, cursor))) staticData.cursor = cursor;
 		// Merged: a run n8n answered while this delivery's answer was on its way is confirmed already.
 		if (cursor) memory.confirmed = memory.confirmed ? mergeCursors(cursor, memory.confirmed) : cursor;
 		response.status(200).json(NOTHING_NEW_ANSWER);
@@ -119,6 +121,7 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	// A refused run's events are read again with the service's retry.
 	void keepCursorMarkedUntilAnswered(run, cursor).then((stored) => {
 		if (stored) memory.confirmed = memory.confirmed ? mergeCursors(cursor, memory.confirmed) : cursor;
+		if (stored) memory.lastRun = cursor;
 		for (const event of events) memory.unanswered?.delete(event.id);
 	});
 	const receivedAt = new Date().toISOString();

@@ -73,6 +73,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	// 3. The proof, over the raw bytes; a delivery the kept credential does not verify is checked again with it as saved.
 	const trigger = [this.getWorkflow().id ?? '', node.name, this.getMode()].join('\n');
 	const memory = memoryOf(trigger);
+	const lastRunOnArrival = memory.lastRun;
 	const staticData = this.getWorkflowStaticData('node');
 	const stored = storedSubscriptions(staticData);
 	const subscription = stored.get(key);
@@ -95,7 +96,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	let checked = await check(false);
 	if (!checked.verified && checked.earlier) checked = await check(true);
 	const { client, signingKey, verified } = checked;
-	const run: DeliveryRun = { node, client, staticData, webhookUrl: this.getNodeWebhookUrl('default') ?? '', keys, logger: this.logger, memory, stored, response, arrived };
+	const run: DeliveryRun = { node, client, staticData, webhookUrl: this.getNodeWebhookUrl('default') ?? '', keys, logger: this.logger, memory, stored, response, arrived, lastRunOnArrival };
 	if (subscription && mode !== 'none' && !signingKey && !subscription.legacySecret) {
 		run.logger.warn(`Clinic Trigger "${node.name}": the credential holds no webhook signing key, so deliveries cannot be verified. Save the credential, then deactivate and activate the workflow.`);
 	}

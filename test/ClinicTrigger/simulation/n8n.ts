@@ -94,7 +94,7 @@ export class N8nProcess implements ProcessHandle {
 }
 
 export class N8nModel {
-	readonly db = { staticData: {} as IDataObject, runs: [] as StoredRun[], active: false, staticDataSaves: 0 };
+	readonly db = { staticData: {} as IDataObject, runs: [] as StoredRun[], active: false, staticDataSaves: 0, deactivations: 0 };
 
 	/** n8n writes the workflow's static data, whole (a database write). */
 	private saveStaticData(staticData: IDataObject): void {
@@ -158,6 +158,7 @@ export class N8nModel {
 		const process = this.main;
 		const handle = process.handle();
 		this.db.active = false;
+		this.db.deactivations++;
 		this.poller = undefined;
 		const { staticData, changed } = this.load();
 		await process.nodes.trigger.webhookMethods!.default!.delete.call(hookContext(handle, this.setupOf(this.trigger, staticData, 'trigger')) as never);

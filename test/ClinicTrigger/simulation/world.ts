@@ -164,7 +164,10 @@ export async function runWorld(seed: number, setup: WorldSetup, copies: PackageC
 	for (let t = setup.durationMs; t < setup.durationMs + setup.quietMs; t += 20_000) world.at(t, () => service.resend());
 	await playUntilSettled(setup, () => service.uncommitted === 0 && everyEventRan(n8n, ours));
 	const verdict = judge(n8n, service, ours, started);
-	return { ...verdict, violations: [...violations, ...verdict.violations], warnings: processes.flatMap((p) => p.logger.warnings) };
+	const warnings = processes.flatMap((p) => p.logger.warnings);
+	// Alone in its workflow and its n8n, and the workflow never saved: nothing else saves the trigger's static data.
+	if (setup.processes === 1 && !setup.pollEveryMs && n8n.db.deactivations === 0 && warnings.some((warning) => warning.includes('saved an older copy'))) violations.push('warned of an older copy of the static data with no other node or process to save one');
+	return { ...verdict, violations: [...violations, ...verdict.violations], warnings };
 }
 
 /** Live traffic after the settled moment: resends and polls that would run an event again, were the record of what ran wrong. */
