@@ -6,9 +6,8 @@ import { LATE_COMMIT_MS, isCursor } from '../shared/eventCursor';
 import { EventLog } from '../shared/eventLog';
 import { clientFor } from '../shared/transport';
 import { addressOf, insecureWebhookAddressMessage, isSecureUrl } from '../shared/urls';
-import { WebhookSubscriptions } from '../shared/webhookSubscriptions';
 import { readsEventLog, startingCursor, triggerFilters } from './newEvents';
-import { isCurrent, storeSubscription, storedSubscriptions } from './storage';
+import { storeSubscription, storedSubscriptions } from './storage';
 import { reconcilePlan, removeOurs, sameId, selectedEventKeys, subscribe, subscriptionError } from './subscriptions';
 import type { Setup } from './subscriptions';
 
@@ -22,18 +21,14 @@ function hookOf(ctx: IHookFunctions) {
 /** n8n gave this trigger an address, and it is https or the user allowed http for a local test. */
 const acceptsAddress = (webhookUrl: string, options: IDataObject) => addressOf(webhookUrl) !== '' && (isSecureUrl(webhookUrl) || options.allowInsecureUrl === true);
 
-/** True when the reconcile would keep every stored subscription as it is (made with the current signing key) and remove nothing; anything else is for `create`. */
+/** True when one subscription is stored per selected event and the reconcile would keep each as it is (made with the current signing key) and remove nothing; anything else is for `create`. */
 async function checkExists(ctx: IHookFunctions): Promise<boolean> {
 	const { setup, client, options } = hookOf(ctx);
 	const stored = storedSubscriptions(setup.staticData);
-	if (!acceptsAddress(setup.webhookUrl, options) || setup.keys.length === 0 || setup.keys.some((key) => !stored.has(key)) || stored.size !== setup.keys.length) return false;
+	if (!acceptsAddress(setup.webhookUrl, options) || setup.keys.length === 0 || stored.size !== setup.keys.length) return false;
 	const { topicPrefix } = await client.integrationSettings();
-	if (!topicPrefix) return false;
-	const all = await new WebhookSubscriptions(client, () => setup.node).list();
-	const signingKey = await client.webhookSigningKey();
-	if (!signingKey) return false;
-	const { kept, toRemove } = reconcilePlan(setup, all, topicPrefix, signingKey);
-	if (toRemove.length > 0 || [...stored].some(([key, entry]) => !isCurrent(entry, signingKey) || !sameId(kept.get(key)?.id ?? '', entry.id))) return false;
+	const { kept, toRemove } = await reconcilePlan(setup, client, topicPrefix);
+	if (toRemove.length > 0 || [...stored].some(([key, entry]) => !sameId(kept.get(key)?.id ?? '', entry.id))) return false;
 	for (const [key, entry] of kept) storeSubscription(setup.staticData, key, entry);
 	return true;
 }

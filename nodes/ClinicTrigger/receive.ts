@@ -91,7 +91,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		const client = clientFor(this, { timeoutMs: ANSWER_WITHIN_MS, maxRetryWaitMs: 0, readCredentials });
 		const signingKey = stored.size > 0 ? await client.webhookSigningKey() : '';
 		const secret = subscription && mode !== 'none' ? secretOf(triggerIdOf(node), key, subscription, signingKey) : undefined;
-		return { client, readCredentials, signingKey, earlier, verified: verifyDelivery({ mode, rawBody: raw, headers, headerName, secret }).ok };
+		return { client, readCredentials, signingKey, earlier, verified: verifyDelivery({ mode, rawBody: raw, headers, headerName, secret }) };
 	};
 	let checked = await check(false);
 	if (!checked.verified && checked.earlier) checked = await check(true);
@@ -107,7 +107,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	if (!verified && (!oldKeyEvents.includes(key) || !mayResubscribeUnverified(memory))) return answer(401, { error: 'Unauthorized' });
 	// Not in a test run: n8n gives it the production address, where a subscription would outlive the test.
 	const stale =
-		this.getMode() === 'manual' ? undefined : oldKeyEvents.length > 0 ? { reason: 'signingKeyChanged' as const, keys: oldKeyEvents } : await findStoppedSubscriptions(node, client, run.logger, stored, memory);
+		this.getMode() === 'manual' ? undefined : oldKeyEvents.length > 0 ? 'signingKeyChanged' : await findStoppedSubscriptions(node, client, run.logger, stored, memory);
 	// Subscribing takes the time the service needs: default timeouts, with the credential already read.
 	if (stale) await resubscribe(run, clientFor(this, { readCredentials: checked.readCredentials }), run.logger, stale, memory);
 

@@ -9,18 +9,18 @@ import type { ClinicClient } from '../shared/transport';
 import { WebhookSubscriptions, isLive, messageOf } from '../shared/webhookSubscriptions';
 import type { RemoteSubscription } from '../shared/webhookSubscriptions';
 import type { StoredSubscription } from './storage';
-import { subscribe } from './subscriptions';
+import { sameId, subscribe } from './subscriptions';
 import type { Setup } from './subscriptions';
 
-export type StaleSubscriptions = { reason: keyof typeof WHAT_HAPPENED; keys: string[] };
+export type StaleReason = keyof typeof WHAT_HAPPENED;
 
-/** In the trigger's memory: when its subscriptions were last listed, the resubscribe under way, when an unverified delivery last started one, when one last failed, and the stale ones it left. */
+/** In the trigger's memory: when its subscriptions were last listed, the resubscribe under way, when an unverified delivery last started one, when one last failed, and why what it left is stale. */
 export interface SubscriptionWatch {
 	listedAt?: number;
 	resubscribing?: Promise<unknown>;
 	unverifiedAt?: number;
 	failedAt?: number;
-	stale?: StaleSubscriptions;
+	stale?: StaleReason;
 }
 
 const WHAT_HAPPENED = {
@@ -39,10 +39,10 @@ export function mayResubscribeUnverified(watch: SubscriptionWatch): boolean {
 	return true;
 }
 
-/** The subscriptions the service disabled or deleted (or a failed resubscribe left), listed at most once a minute; a failed list finds none. */
-export async function findStoppedSubscriptions(node: INode, client: ClinicClient, logger: Logger, stored: Map<string, StoredSubscription>, watch: SubscriptionWatch): Promise<StaleSubscriptions | undefined> {
+/** Why subscriptions are stale: the service disabled or deleted one (or a failed resubscribe left it), listed at most once a minute; a failed list finds none. */
+export async function findStoppedSubscriptions(node: INode, client: ClinicClient, logger: Logger, stored: Map<string, StoredSubscription>, watch: SubscriptionWatch): Promise<StaleReason | undefined> {
 	if (watch.stale) return watch.stale;
-	const entries = [...stored].filter(([, entry]) => !entry.legacySecret);
+	const entries = [...stored.values()].filter((entry) => !entry.legacySecret);
 	if (entries.length === 0 || Date.now() - (watch.listedAt ?? 0) < STALE_CHECK_EVERY_MS) return undefined;
 	watch.listedAt = Date.now();
 	let listed: RemoteSubscription[];
@@ -52,20 +52,19 @@ export async function findStoppedSubscriptions(node: INode, client: ClinicClient
 		logger.warn(`Clinic Trigger "${node.name}": could not list its subscriptions (${(error as Error).message})`);
 		return undefined;
 	}
-	const stale = entries.map(([key, entry]) => ({ key, subscription: listed.find((s) => String(s.id) === String(entry.id)) })).filter(({ subscription }) => !subscription || !isLive(subscription));
+	const stale = entries.map((entry) => listed.find((s) => sameId(s.id, entry.id))).filter((subscription) => !subscription || !isLive(subscription));
 	if (stale.length === 0) return undefined;
-	const deleted = stale.some(({ subscription }) => !subscription || subscription.deleted_at);
-	return { reason: deleted ? 'subscriptionDeleted' : 'subscriptionDisabled', keys: stale.map(({ key }) => key) };
+	return stale.some((subscription) => !subscription || subscription.deleted_at) ? 'subscriptionDeleted' : 'subscriptionDisabled';
 }
 
 /** Subscribes again, or waits for the resubscribe under way; when it cannot, says what happened and what to do. */
-export async function resubscribe(setup: Setup, client: ClinicClient, logger: Logger, stale: StaleSubscriptions, watch: SubscriptionWatch): Promise<void> {
+export async function resubscribe(setup: Setup, client: ClinicClient, logger: Logger, stale: StaleReason, watch: SubscriptionWatch): Promise<void> {
 	if (watch.resubscribing) {
 		await watch.resubscribing.catch(() => undefined);
 		return;
 	}
 	const { node } = setup;
-	const what = WHAT_HAPPENED[stale.reason];
+	const what = WHAT_HAPPENED[stale];
 	watch.resubscribing = subscribe(setup, client, logger, { removeOnFailure: false });
 	try {
 		await watch.resubscribing;
@@ -75,7 +74,7 @@ export async function resubscribe(setup: Setup, client: ClinicClient, logger: Lo
 		watch.stale = stale;
 		const message = `The Clinic Trigger cannot receive events: ${what}. Subscribing again failed: ${messageOf(error)}`;
 		// One that cannot be replaced fails a delivery a minute; the working subscriptions' deliveries run meanwhile.
-		if (stale.reason !== 'signingKeyChanged' && Date.now() - (watch.failedAt ?? 0) < STALE_CHECK_EVERY_MS) {
+		if (stale !== 'signingKeyChanged' && Date.now() - (watch.failedAt ?? 0) < STALE_CHECK_EVERY_MS) {
 			logger.warn(`Clinic Trigger "${node.name}": ${message}`);
 			return;
 		}

@@ -6,8 +6,6 @@ export type VerificationMode = 'hmacSha256' | 'secretEquals' | 'none';
 /** Header the service puts the signature in; matched in any letter case. */
 export const DEFAULT_SIGNATURE_HEADER = 'signature';
 
-export type VerificationResult = { ok: true } | { ok: false; reason: 'missingHeader' | 'mismatch' | 'noSecret' };
-
 /** Hex HMAC-SHA256 of the bytes, keyed with the secret: what the service sends in `signature`. */
 export function hmacSha256Hex(secret: string, body: Buffer): string {
 	return createHmac('sha256', secret).update(body).digest('hex');
@@ -26,14 +24,13 @@ export function headerValue(headers: Record<string, string | string[] | undefine
 }
 
 /** Verifies one delivery as the chosen mode says: `headerName` (default `signature`) in any letter case, `secret` undefined when none is stored. */
-export function verifyDelivery(input: { mode: VerificationMode; rawBody: Buffer; headers: Record<string, string | string[] | undefined>; headerName?: string; secret: string | undefined }): VerificationResult {
-	if (input.mode === 'none') return { ok: true };
-	if (!input.secret) return { ok: false, reason: 'noSecret' };
+export function verifyDelivery(input: { mode: VerificationMode; rawBody: Buffer; headers: Record<string, string | string[] | undefined>; headerName?: string; secret: string | undefined }): boolean {
+	if (input.mode === 'none') return true;
+	if (!input.secret) return false;
 	const received = headerValue(input.headers, input.headerName || DEFAULT_SIGNATURE_HEADER)?.trim();
-	if (!received) return { ok: false, reason: 'missingHeader' };
+	if (!received) return false;
 	// The secret itself, or the hex HMAC of the bytes in any letter case.
-	const matches = input.mode === 'secretEquals' ? constantTimeEquals(input.secret, received) : constantTimeEquals(hmacSha256Hex(input.secret, input.rawBody), received.toLowerCase());
-	return matches ? { ok: true } : { ok: false, reason: 'mismatch' };
+	return input.mode === 'secretEquals' ? constantTimeEquals(input.secret, received) : constantTimeEquals(hmacSha256Hex(input.secret, input.rawBody), received.toLowerCase());
 }
 
 /** Names a delivery's content in every process; a retry and another event with that payload share it, so it is no value to dedupe on (`eventId` is). */

@@ -56,10 +56,12 @@ function selectedEvents(node: INode, keys: string[]): CatalogEvent[] {
 }
 
 /**
- * What the reconcile keeps of the listed subscriptions (provably ours) and removes: the rest at our address, disabled
+ * What the reconcile keeps of the service's subscriptions (provably ours) and removes: the rest at our address, disabled
  * ones there (replaced, so no orphan is left), and our stored ids at our path on another host (WEBHOOK_URL changed).
  */
-export function reconcilePlan(setup: Setup, all: RemoteSubscription[], topicPrefix: string, signingKey: string) {
+export async function reconcilePlan(setup: Setup, client: ClinicClient, topicPrefix: string) {
+	const all = await new WebhookSubscriptions(client, () => setup.node).list();
+	const signingKey = await client.webhookSigningKey();
 	const address = addressOf(setup.webhookUrl);
 	const stored = storedSubscriptions(setup.staticData);
 	const keyId = signingKeyId(signingKey);
@@ -83,7 +85,7 @@ export function reconcilePlan(setup: Setup, all: RemoteSubscription[], topicPref
 		if (event && ours) kept.set(event.key, { id: subscription.id, topic: subscription.event_topic as string, keyId });
 		else toRemove.push(subscription);
 	}
-	return { kept, toRemove };
+	return { signingKey, kept, toRemove };
 }
 
 /** At activation a failed subscribe removes what the trigger holds (a half-active trigger misses events); a resubscribe removes nothing then: the working subscriptions go on delivering. */
@@ -94,17 +96,13 @@ export async function subscribe(setup: Setup, client: ClinicClient, logger: Logg
 	const problem = describeTopicPrefixProblem(topicPrefix);
 	if (problem) throw new NodeOperationError(node, problem, { description: 'Topics are that prefix, a dot and a suffix such as patient: clinic-38729.patient.' });
 	const subscriptions = new WebhookSubscriptions(client, () => node);
-	const stored = storedSubscriptions(staticData);
-	const selected = new Set(events.map((e) => e.key));
 
 	// 1. Keep what is provably ours, remove the rest. A credential without a signing key gets one at this sign-in.
 	await client.webhookSigningKey({ ensure: true });
-	const all = await subscriptions.list();
-	const signingKey = await client.webhookSigningKey();
+	const { signingKey, kept, toRemove } = await reconcilePlan(setup, client, topicPrefix);
 	if (!signingKey) throw new NodeOperationError(node, 'The Clinic credential holds no webhook signing key', { description: 'n8n stores one in the credential when it signs in. Open the credential, click Save (or Test), and activate the workflow again.' });
 	const keyId = signingKeyId(signingKey);
 	const secretFor = (key: string) => subscriptionSecret(signingKey, triggerIdOf(node), key);
-	const { kept, toRemove } = reconcilePlan(setup, all, topicPrefix, signingKey);
 	for (const [key, entry] of kept) storeSubscription(staticData, key, entry);
 
 	// 2. Subscribe each missing event, storing as we go, before what it replaces is removed.
@@ -115,8 +113,8 @@ export async function subscribe(setup: Setup, client: ClinicClient, logger: Logg
 			const id = await subscriptions.subscribe({ url, topic, eventName: event.name, secret: secretFor(event.key) }, `The subscription to ${event.label}`);
 			storeSubscription(staticData, event.key, { id, topic, keyId });
 		} catch (error) {
-			const failed = removeOnFailure ? (await removeOurs(setup, client)).failed : undefined;
-			throw subscriptionError(node, error, `Could not subscribe to "${event.label}"`, cleanupNote(failed));
+			const note = removeOnFailure ? cleanupNote((await removeOurs(setup, client)).failed) : '';
+			throw subscriptionError(node, error, `Could not subscribe to "${event.label}"`, note);
 		}
 	}
 
@@ -124,7 +122,7 @@ export async function subscribe(setup: Setup, client: ClinicClient, logger: Logg
 	const leftOver: string[] = [];
 	for (const subscription of toRemove) await subscriptions.removeIfPresent(subscription.id).catch((error: Error) => leftOver.push(`${subscription.id} (${error.message})`));
 	if (leftOver.length > 0) logger.warn(`Clinic Trigger "${node.name}": could not remove subscription(s) ${leftOver.join(', ')}; the next activation tries again. Its own subscriptions work.`);
-	for (const key of stored.keys()) if (!kept.has(key) && !selected.has(key)) delete staticData[key];
+	for (const key of storedSubscriptions(staticData).keys()) if (!setup.keys.includes(key)) delete staticData[key];
 
 	// 4. Another main may have subscribed the same events at once: every main keeps the lowest id of each.
 	if (events.every((event) => kept.has(event.key))) return;
@@ -139,9 +137,8 @@ export async function subscribe(setup: Setup, client: ClinicClient, logger: Logg
 	}
 }
 
-/** After a failed subscribe: what could not be removed (none are for a resubscribe, undefined). */
-function cleanupNote(failed: string[] | undefined): string {
-	if (!failed) return '';
+/** After a failed activation's subscribe: what could not be removed. */
+function cleanupNote(failed: string[]): string {
 	if (failed.length === 0) return 'The subscriptions made for this trigger were removed again, so it is not half-active.';
 	return `Subscription(s) ${failed.join(', ')} could not be removed; n8n will try again when the workflow is deactivated, or remove them with the Clinic node.`;
 }
