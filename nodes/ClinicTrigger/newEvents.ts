@@ -118,10 +118,14 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 		response.status(200).json(NOTHING_NEW_ANSWER);
 		return undefined;
 	}
+	// Alone: no other run in flight now (the unanswered events are these), and none handed out until n8n answers this one.
+	const alone = memory.unanswered?.size === events.length;
+	const handedOut = (memory.runsHandedOut = (memory.runsHandedOut ?? 0) + 1);
 	// A refused run's events are read again with the service's retry.
 	void keepCursorMarkedUntilAnswered(run, cursor).then((stored) => {
 		if (stored) memory.confirmed = memory.confirmed ? mergeCursors(cursor, memory.confirmed) : cursor;
-		if (stored) memory.lastRun = cursor;
+		// No other run's save can land after this one's: n8n's saved cursor handles it from now on.
+		if (stored && alone && handedOut === memory.runsHandedOut) memory.lastRun = cursor;
 		for (const event of events) memory.unanswered?.delete(event.id);
 	});
 	const receivedAt = new Date().toISOString();

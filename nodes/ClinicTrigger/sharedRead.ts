@@ -21,11 +21,12 @@ type Waiter = { saved: Cursor; answerBy: number; started: boolean; answered: boo
 /** The deliveries waiting for the next read, and what it reads with. */
 type ReadBatch = { waiters: Waiter[]; settings: ReadSettings };
 
-/** A trigger's reads in process memory (memory.ts): the starting cursor, the newest n8n confirmed, that of the run it stored last, the events of runs not answered yet, the read under way and the deliveries waiting for the next, and what a read that went on past its deadline found. */
+/** A trigger's reads in process memory (memory.ts): the starting cursor, the newest n8n confirmed, that of the last run it stored alone (no other run in flight), how many runs were handed out, the events of runs not answered yet, the read under way and the deliveries waiting for the next, and what a read that went on past its deadline found. */
 export interface LogReads {
 	starting?: Promise<Cursor>;
 	confirmed?: Cursor;
 	lastRun?: Cursor;
+	runsHandedOut?: number;
 	unanswered?: Set<number>;
 	reportedBehind?: boolean;
 	reading?: boolean;
