@@ -90,9 +90,10 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	// A starting cursor serves only until n8n saved one.
 	if (saved) memory.starting = undefined;
 	let share: Share;
+	let from: Cursor;
 	try {
 		const filters = await triggerFilters(run.keys, run.stored, run.client);
-		const from = saved ?? (await startingCursorOnce(memory, log, filters, run.webhookUrl));
+		from = saved ?? (await startingCursorOnce(memory, log, filters, run.webhookUrl));
 		// Once: the cursor n8n saved is behind the last run n8n stored before this delivery arrived (the read merges that in).
 		if (run.lastRunOnArrival && !handlesAll(from, run.lastRunOnArrival) && !memory.reportedBehind) {
 			memory.reportedBehind = true;
@@ -126,6 +127,8 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 		if (stored) memory.confirmed = memory.confirmed ? mergeCursors(cursor, memory.confirmed) : cursor;
 		// No other run's save can land after this one's: n8n's saved cursor handles it from now on.
 		if (stored && alone && handedOut === memory.runsHandedOut) memory.lastRun = cursor;
+		// Refused: the retry runs these events without reading the log up to them again (on a slow log, minutes).
+		if (!stored) memory.readAhead = { base: from, events, cursor };
 		for (const event of events) memory.unanswered?.delete(event.id);
 	});
 	const receivedAt = new Date().toISOString();

@@ -21,7 +21,7 @@ type Waiter = { saved: Cursor; answerBy: number; started: boolean; answered: boo
 /** The deliveries waiting for the next read, and what it reads with. */
 type ReadBatch = { waiters: Waiter[]; settings: ReadSettings };
 
-/** A trigger's reads in process memory (memory.ts): the starting cursor, the newest n8n confirmed, that of the last run it stored alone (no other run in flight), how many runs were handed out, the events of runs not answered yet, the read under way and the deliveries waiting for the next, and what a read that went on past its deadline found. */
+/** A trigger's reads in process memory (memory.ts): the starting cursor, the newest n8n confirmed, that of the last run it stored alone (no other run in flight), how many runs were handed out, the events of runs not answered yet, the read under way and the deliveries waiting for the next, and what a read that went on past its deadline (or a refused run) found. */
 export interface LogReads {
 	starting?: Promise<Cursor>;
 	confirmed?: Cursor;
@@ -32,7 +32,7 @@ export interface LogReads {
 	reading?: boolean;
 	nextRead?: ReadBatch;
 	finishingLate?: boolean;
-	readAhead?: { base: Cursor; outcome: PollOutcome };
+	readAhead?: Required<Share> & { base: Cursor };
 }
 
 interface ReadSettings {
@@ -99,7 +99,7 @@ async function readPast(memory: LogReads, settings: ReadSettings, saved: Cursor,
 	const keepLateOutcome = (outcome?: PollOutcome) => {
 		lateReadEnded = true;
 		memory.finishingLate = false;
-		if (outcome) memory.readAhead = { base: from, outcome };
+		if (outcome) memory.readAhead = { base: from, events: outcome.events, cursor: outcome.cursor };
 	};
 	const mayFinishLate = !memory.finishingLate;
 	// Not new after all: in a run n8n has not answered yet, or in one it confirmed while this read went on.
@@ -137,7 +137,7 @@ function takeReadAhead(memory: LogReads, saved: Cursor): Required<Share> | undef
 	const ahead = memory.readAhead;
 	memory.readAhead = undefined;
 	if (!ahead || !handlesAll(saved, ahead.base)) return undefined;
-	const events = ahead.outcome.events.filter((event) => !isHandled(saved, event.id));
+	const events = ahead.events.filter((event) => !isHandled(saved, event.id));
 	if (events.some((event) => memory.unanswered?.has(event.id))) return undefined;
-	return events.length > 0 ? { events, cursor: mergeCursors(ahead.outcome.cursor, saved) } : undefined;
+	return events.length > 0 ? { events, cursor: mergeCursors(ahead.cursor, saved) } : undefined;
 }

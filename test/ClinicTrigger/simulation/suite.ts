@@ -13,6 +13,8 @@ import { packageCopies, runWorld } from './world';
 import type { Version } from './n8n';
 
 const SCHEDULES: Record<Version, number> = { 1: 1_300, 2: 700 };
+/** Seeds beyond the default count that once failed, tried at every run: a refused run of a backlog behind a slow log of 3-event pages. */
+const FOUND_FAILING: Record<Version, number[]> = { 1: [], 2: [2_003_211] };
 const ONLY_SEED = process.env.SIM_SEED === undefined ? undefined : Number(process.env.SIM_SEED);
 
 export function describeSimulation(version: Version): void {
@@ -37,7 +39,7 @@ export function describeSimulation(version: Version): void {
 		it(`keeps its invariants over ${ONLY_SEED === undefined ? schedules : 1} random schedules`, async () => {
 			// A seed names its version: 1000000 and up for 1.x, 2000000 and up for 2.x.
 			if (ONLY_SEED !== undefined && Math.floor(ONLY_SEED / 1_000_000) !== version) return;
-			const seeds = ONLY_SEED === undefined ? Array.from({ length: schedules }, (_, i) => version * 1_000_000 + i) : [ONLY_SEED];
+			const seeds = ONLY_SEED === undefined ? [...FOUND_FAILING[version], ...Array.from({ length: schedules }, (_, i) => version * 1_000_000 + i)] : [ONLY_SEED];
 			const failures: string[] = [];
 			for (const seed of seeds) {
 				const { setup, script, summary } = randomWorld(seed, version);
