@@ -94,7 +94,7 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	try {
 		const filters = await triggerFilters(run.keys, run.stored, run.client);
 		from = saved ?? (await startingCursorOnce(memory, log, filters, run.webhookUrl));
-		// Once: the cursor n8n saved is behind the last run n8n stored before this delivery arrived (the read merges that in).
+		// Once: the cursor n8n saved is behind the last run n8n stored alone before this delivery arrived (the read merges that in).
 		if (run.lastRunOnArrival && !handlesAll(from, run.lastRunOnArrival) && !memory.reportedBehind) {
 			memory.reportedBehind = true;
 			run.logger.warn(
@@ -122,7 +122,6 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	// Alone: no other run in flight now (the unanswered events are these), and none handed out until n8n answers this one.
 	const alone = memory.unanswered?.size === events.length;
 	const handedOut = (memory.runsHandedOut = (memory.runsHandedOut ?? 0) + 1);
-	// A refused run's events are read again with the service's retry.
 	void keepCursorMarkedUntilAnswered(run, cursor).then((stored) => {
 		if (stored) memory.confirmed = memory.confirmed ? mergeCursors(cursor, memory.confirmed) : cursor;
 		// No other run's save can land after this one's: n8n's saved cursor handles it from now on.
