@@ -29,7 +29,7 @@ export const NOTHING_NEW_ANSWER = { received: true, duplicate: true };
 /** The Start From setting of the trigger's cursor (the Event Log Trigger's "now"). */
 const START = 'now';
 
-/** What a delivery read from n8n that its run needs: `client` is the delivery's own (short timeouts), `arrived` when webhook() was called, and then the last run n8n stored (its static data saved before it). */
+/** What a delivery read from n8n that its run needs: `client` is the delivery's own (short timeouts), `arrived` when webhook() was called, and then the last run n8n stored alone (its static data saved before it). */
 export interface DeliveryRun extends Setup {
 	client: ClinicClient;
 	logger: Logger;

@@ -50,6 +50,9 @@ const numberOption = (value: unknown, fallback: number) => (typeof value === 'nu
 export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	const arrived = Date.now();
 	const node = this.getNode();
+	const memory = memoryOf([this.getWorkflow().id ?? '', node.name, this.getMode()].join('\n'));
+	// n8n loaded the static data just before: a run stored after this may be missing from it.
+	const lastRunOnArrival = memory.lastRun;
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	const keys = selectedEventKeys(this.getNodeParameter('events', []));
 	const query = this.getQueryData() as IDataObject;
@@ -71,9 +74,6 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	if (!event || !keys.includes(key)) return answer(404, { error: 'This trigger does not listen for this event' });
 
 	// 3. The proof, over the raw bytes; a delivery the kept credential does not verify is checked again with it as saved.
-	const trigger = [this.getWorkflow().id ?? '', node.name, this.getMode()].join('\n');
-	const memory = memoryOf(trigger);
-	const lastRunOnArrival = memory.lastRun;
 	const staticData = this.getWorkflowStaticData('node');
 	const stored = storedSubscriptions(staticData);
 	const subscription = stored.get(key);

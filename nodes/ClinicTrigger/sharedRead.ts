@@ -91,9 +91,11 @@ async function readNext(memory: LogReads): Promise<void> {
 	}
 }
 
-/** One read from `saved` until `until`: what an earlier read found past its deadline, then the log after it. One read at a time goes on past its deadline, for the next read. */
+/** One read from `saved` until `until`: what an earlier read found past its deadline (or a refused run held), then the log after it. One read at a time goes on past its deadline, for the next read. */
 async function readPast(memory: LogReads, settings: ReadSettings, saved: Cursor, until: number): Promise<PollOutcome> {
 	const ahead = takeReadAhead(memory, saved);
+	// A refused run's worth already: handed over as it is (a run holds at most twice `maxPerRun`).
+	if (ahead && ahead.events.length >= settings.maxPerRun) return { ...ahead, complete: false, more: true };
 	const from = ahead?.cursor ?? saved;
 	let lateReadEnded = false;
 	const keepLateOutcome = (outcome?: PollOutcome) => {
@@ -132,7 +134,7 @@ function shareOut(memory: LogReads, settings: ReadSettings, read: PollOutcome, w
 	}
 }
 
-/** Taken once: what a read that went on past its deadline found that `saved` does not handle, when `saved` handles all that read began from. */
+/** Taken once: what a read that went on past its deadline (or a refused run) found that `saved` does not handle, when `saved` handles all it began from. */
 function takeReadAhead(memory: LogReads, saved: Cursor): Required<Share> | undefined {
 	const ahead = memory.readAhead;
 	memory.readAhead = undefined;

@@ -165,6 +165,8 @@ export async function runWorld(seed: number, setup: WorldSetup, copies: PackageC
 	await playUntilSettled(setup, () => service.uncommitted === 0 && everyEventRan(n8n, ours));
 	const verdict = judge(n8n, service, ours, started);
 	const warnings = processes.flatMap((p) => p.logger.warnings);
+	// A run holds at most 100 events, 200 when a read that went on or a refused run hands its events over.
+	if (verdict.runSizes.some((size) => size > 200)) violations.push(`a run of ${Math.max(...verdict.runSizes)} events`);
 	// Alone in its workflow and its n8n, and the workflow never saved: nothing else saves the trigger's static data.
 	if (setup.processes === 1 && !setup.pollEveryMs && n8n.db.deactivations === 0 && warnings.some((warning) => warning.includes('saved an older copy'))) violations.push('warned of an older copy of the static data with no other node or process to save one');
 	return { ...verdict, violations: [...violations, ...verdict.violations], warnings };
