@@ -8,14 +8,14 @@ import { sleep } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, Logger } from 'n8n-workflow';
 
 import { findEvent } from '../shared/catalog';
-import { cursorFromNow, handlesAll, mergeCursors, savedCursor } from '../shared/eventCursor';
+import { cursorFromNow, handlesAll, savedCursor } from '../shared/eventCursor';
 import type { Cursor } from '../shared/eventCursor';
 import { EventLog } from '../shared/eventLog';
 import { eventFilterOf, eventItemOf } from '../shared/eventRecord';
 import type { EventFilter, EventRecord } from '../shared/eventRecord';
 import type { ClinicClient } from '../shared/transport';
 import { pathOf } from '../shared/urls';
-import { shareOfNextRead } from './sharedRead';
+import { shareOfNextRead, withConfirmed } from './sharedRead';
 import type { LogReads, Share } from './sharedRead';
 import type { StoredSubscription } from './storage';
 import type { Setup } from './subscriptions';
@@ -112,10 +112,10 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 		// Nothing new: the cursor is written only when it handles more (gaps given up), as n8n saves static data written to.
 		// A saved cursor behind the confirmed one is usually only n8n's save still under way: no write for that. Nor while a
 		// run is unanswered: n8n could save this cursor, without that run's events, after the run's own.
-		const savedOrConfirmed = saved && memory.confirmed ? mergeCursors(saved, memory.confirmed) : (saved ?? memory.confirmed);
+		const savedOrConfirmed = saved ? withConfirmed(memory, saved) : memory.confirmed;
 		if (cursor && !memory.unanswered?.size && (!savedOrConfirmed || !handlesAll(savedOrConfirmed, cursor))) staticData.cursor = cursor;
 		// Merged: a run n8n answered while this delivery's answer was on its way is confirmed already.
-		if (cursor) memory.confirmed = memory.confirmed ? mergeCursors(cursor, memory.confirmed) : cursor;
+		if (cursor) memory.confirmed = withConfirmed(memory, cursor);
 		response.status(200).json(NOTHING_NEW_ANSWER);
 		return undefined;
 	}
@@ -123,7 +123,7 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
 	const alone = memory.unanswered?.size === events.length;
 	const handedOut = (memory.runsHandedOut = (memory.runsHandedOut ?? 0) + 1);
 	void keepCursorMarkedUntilAnswered(run, cursor).then((stored) => {
-		if (stored) memory.confirmed = memory.confirmed ? mergeCursors(cursor, memory.confirmed) : cursor;
+		if (stored) memory.confirmed = withConfirmed(memory, cursor);
 		// No other run's save can land after this one's: n8n's saved cursor handles it from now on.
 		if (stored && alone && handedOut === memory.runsHandedOut) memory.lastRun = cursor;
 		// Refused: the retry runs these events without reading the log up to them again (on a slow log, minutes).

@@ -52,6 +52,9 @@ export async function shareOfNextRead(memory: LogReads, settings: ReadSettings, 
 	});
 }
 
+/** `cursor` with everything the newest cursor n8n confirmed in this process handles. */
+export const withConfirmed = (memory: LogReads, cursor: Cursor): Cursor => (memory.confirmed ? mergeCursors(cursor, memory.confirmed) : cursor);
+
 const notInTime = (settings: ReadSettings) => new Error(`no answer within ${settings.answerWithinMs / 1000} s`);
 
 function waitForNextRead(memory: LogReads, settings: ReadSettings, waiter: Waiter): void {
@@ -79,7 +82,7 @@ async function readNext(memory: LogReads): Promise<void> {
 	for (const waiter of waiters) waiter.started = true;
 	try {
 		// With the newest cursor n8n confirmed: runs answered while a delivery waited are past its own copy.
-		const saved = [...waiters.map((waiter) => waiter.saved), ...(memory.confirmed ? [memory.confirmed] : [])].reduce((one, other) => mergeCursors(one, other));
+		const saved = withConfirmed(memory, waiters.map((waiter) => waiter.saved).reduce((one, other) => mergeCursors(one, other)));
 		const read = await readPast(memory, settings, saved, Math.min(...waiters.map((waiter) => waiter.answerBy)));
 		// Decided in one synchronous step, before the next read starts: one delivery runs them, the others find them in its run.
 		shareOut(memory, settings, read, waiters);
@@ -119,7 +122,7 @@ function shareOut(memory: LogReads, settings: ReadSettings, read: PollOutcome, w
 	const inOtherRuns = read.events.filter((event) => unanswered.has(event.id)).length;
 	// Some in another run, some not: the cursor would count those of the other run; the retries read again.
 	if (inOtherRuns > 0 && inOtherRuns < read.events.length) throw new Error('another delivery took some of these events meanwhile');
-	const cursor = confirmed ? mergeCursors(read.cursor, confirmed) : read.cursor;
+	const cursor = withConfirmed(memory, read.cursor);
 	const events = inOtherRuns > 0 ? [] : read.events.filter((event) => !confirmed || !isHandled(confirmed, event.id));
 	if (events.length === 0 && inOtherRuns === 0 && !read.complete) throw notInTime(settings);
 	const [runner, ...others] = events.length > 0 ? waiters : [];
