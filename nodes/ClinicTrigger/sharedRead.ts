@@ -106,7 +106,8 @@ async function readPast(memory: LogReads, settings: ReadSettings, saved: Cursor,
 		memory.finishingLate = false;
 		if (outcome) memory.readAhead = { base: from, events: outcome.events, cursor: outcome.cursor };
 	};
-	const mayFinishLate = !memory.finishingLate;
+	// Not while a run is unanswered: this read starts behind it and reads its events again (on a slow log, for minutes).
+	const mayFinishLate = !memory.finishingLate && !memory.unanswered?.size;
 	// Not new after all: in a run n8n has not answered yet, or in one it confirmed while this read went on.
 	const skip = (id: number) => !!memory.unanswered?.has(id) || (!!memory.confirmed && isHandled(memory.confirmed, id));
 	// A read that goes on for minutes need not fail for one failed request.
