@@ -4,6 +4,7 @@ import type { IDataObject, INode, JsonObject } from 'n8n-workflow';
 
 import { fullTopic } from './catalog';
 import type { CatalogEvent } from './catalog';
+import { withoutSecret } from './webhookSubscriptions';
 
 /** What the service returns per event (fields we rely on; the rest passes through). */
 export interface EventRecord extends IDataObject {
@@ -33,19 +34,7 @@ export function eventItemOf(event: EventRecord, more: IDataObject = {}): IDataOb
 /** The delivery logs' shared secrets are taken out of an event before anyone sees it. */
 export function redactEvent(event: IDataObject): IDataObject {
 	if (!Array.isArray(event.logs)) return event;
-	return {
-		...event,
-		logs: event.logs.map((log) => {
-			if (!log || typeof log !== 'object') return log;
-			const entry = log as IDataObject;
-			const authentication = entry.authentication_data;
-			if (!authentication || typeof authentication !== 'object' || Array.isArray(authentication)) {
-				return { ...entry, hasSecret: false };
-			}
-			const { secret, ...rest } = authentication as IDataObject;
-			return { ...entry, authentication_data: rest, hasSecret: secret !== undefined && secret !== null && secret !== '' };
-		}),
-	};
+	return { ...event, logs: event.logs.map((log) => (log && typeof log === 'object' ? withoutSecret(log as IDataObject) : log)) };
 }
 
 export type ListOrder = 'oldest-first' | 'newest-first';

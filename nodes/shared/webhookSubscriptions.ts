@@ -20,6 +20,19 @@ export interface RemoteSubscription extends IDataObject {
 	authentication_data?: { secret?: string };
 }
 
+/**
+ * Takes a shared secret out of an `authentication_data` object. The record keeps every
+ * other field and says only whether a secret was there.
+ */
+export function withoutSecret(record: IDataObject): IDataObject {
+	const authentication = record.authentication_data;
+	if (!authentication || typeof authentication !== 'object' || Array.isArray(authentication)) {
+		return { ...record, hasSecret: false };
+	}
+	const { secret, ...rest } = authentication as IDataObject;
+	return { ...record, authentication_data: rest, hasSecret: secret !== undefined && secret !== null && secret !== '' };
+}
+
 /** Live = enabled and not deleted (a subscription the service still delivers to). */
 export function isLive(subscription: RemoteSubscription): boolean {
 	const status = subscription.status;

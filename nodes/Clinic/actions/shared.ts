@@ -68,20 +68,6 @@ export async function requireTopicPrefix(ctx: IExecuteFunctions, client: ClinicC
 }
 
 /**
- * Takes a shared secret out of an `authentication_data` object. The record keeps every
- * other field and says only whether a secret was there.
- */
-export function withoutSecret(record: IDataObject): IDataObject {
-	const authentication = record.authentication_data;
-	if (!authentication || typeof authentication !== 'object' || Array.isArray(authentication)) {
-		return { ...record, hasSecret: false };
-	}
-	const { secret, ...rest } = authentication as IDataObject;
-	return { ...record, authentication_data: rest, hasSecret: secret !== undefined && secret !== null && secret !== '' };
-}
-
-
-/**
  * The values a user actually set: entries left empty (an expression that resolved to
  * nothing, a field added and left blank) are not sent.
  */

@@ -5,8 +5,8 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { findEvent, fullTopic } from '../../../shared/catalog';
 import type { ClinicClient } from '../../../shared/transport';
 import { toItems, unwrap } from '../common';
-import { WebhookSubscriptions } from '../../../shared/webhookSubscriptions';
-import { checkCallbackUrl, requireTopicPrefix, withoutSecret } from '../shared';
+import { WebhookSubscriptions, withoutSecret } from '../../../shared/webhookSubscriptions';
+import { checkCallbackUrl, requireTopicPrefix } from '../shared';
 import { eventOptions } from '../../../shared/catalogOptions';
 
 const properties: INodeProperties[] = [

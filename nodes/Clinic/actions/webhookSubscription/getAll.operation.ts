@@ -4,8 +4,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { findEvent } from '../../../shared/catalog';
 import type { ClinicClient } from '../../../shared/transport';
 import { limitRecords, returnAllOrLimit, toItems } from '../common';
-import { WebhookSubscriptions, isLive } from '../../../shared/webhookSubscriptions';
-import { withoutSecret } from '../shared';
+import { WebhookSubscriptions, isLive, withoutSecret } from '../../../shared/webhookSubscriptions';
 import { eventOptions } from '../../../shared/catalogOptions';
 
 const properties: INodeProperties[] = [
