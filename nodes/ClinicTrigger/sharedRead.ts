@@ -18,9 +18,6 @@ export type Share = { events: EventRecord[]; cursor?: Cursor };
 
 type Waiter = { saved: Cursor; answerBy: number; started: boolean; answered: boolean; resolve: (share: Share) => void; reject: (error: Error) => void };
 
-/** The deliveries waiting for the next read, and what it reads with. */
-type ReadBatch = { waiters: Waiter[]; settings: ReadSettings };
-
 /** A trigger's reads in process memory (memory.ts): the starting cursor, the newest n8n confirmed, that of the last run it stored alone (no other run in flight), how many runs were handed out, the events of runs not answered yet, the read under way and the deliveries waiting for the next, and what a read that went on past its deadline (or a refused run) found. */
 export interface LogReads {
 	starting?: Promise<Cursor>;
@@ -30,7 +27,7 @@ export interface LogReads {
 	unanswered?: Set<number>;
 	reportedBehind?: boolean;
 	reading?: boolean;
-	nextRead?: ReadBatch;
+	nextRead?: { waiters: Waiter[]; settings: ReadSettings };
 	finishingLate?: boolean;
 	readAhead?: Required<Share> & { base: Cursor };
 }
@@ -66,7 +63,6 @@ function waitForNextRead(memory: LogReads, settings: ReadSettings, waiter: Waite
 }
 
 function answerWaiter(waiter: Waiter, answer: Share | Error): void {
-	if (waiter.answered) return;
 	waiter.answered = true;
 	if (answer instanceof Error) waiter.reject(answer);
 	else waiter.resolve(answer);
@@ -116,16 +112,13 @@ async function readPast(memory: LogReads, settings: ReadSettings, saved: Cursor,
 	return ahead ? { ...fresh, events: [...ahead.events, ...fresh.events] } : fresh;
 }
 
-/** Hands the read to its deliveries: events of runs n8n has not answered yet, or that it confirmed, are not new. */
+/** Hands the read to its deliveries: events n8n confirmed are not new. None is in a run not answered yet: the read skipped those, and only this hands runs out, one read at a time. */
 function shareOut(memory: LogReads, settings: ReadSettings, read: PollOutcome, waiters: Waiter[]): void {
 	const unanswered = (memory.unanswered ??= new Set());
 	const { confirmed } = memory;
-	const inOtherRuns = read.events.filter((event) => unanswered.has(event.id)).length;
-	// Some in another run, some not: the cursor would count those of the other run; the retries read again.
-	if (inOtherRuns > 0 && inOtherRuns < read.events.length) throw new Error('another delivery took some of these events meanwhile');
 	const cursor = withConfirmed(memory, read.cursor);
-	const events = inOtherRuns > 0 ? [] : read.events.filter((event) => !confirmed || !isHandled(confirmed, event.id));
-	if (events.length === 0 && inOtherRuns === 0 && !read.complete) throw notInTime(settings);
+	const events = read.events.filter((event) => !confirmed || !isHandled(confirmed, event.id));
+	if (events.length === 0 && !read.complete) throw notInTime(settings);
 	const [runner, ...others] = events.length > 0 ? waiters : [];
 	if (runner) {
 		for (const event of events) unanswered.add(event.id);
@@ -134,7 +127,7 @@ function shareOut(memory: LogReads, settings: ReadSettings, read: PollOutcome, w
 	// The log may hold more than this read took (even if all it took ran meanwhile): the other deliveries wait for the next read.
 	for (const waiter of runner ? others : waiters) {
 		if (read.more) waitForNextRead(memory, settings, waiter);
-		else answerWaiter(waiter, events.length === 0 && inOtherRuns === 0 ? { events: [], cursor } : { events: [] });
+		else answerWaiter(waiter, events.length === 0 ? { events: [], cursor } : { events: [] });
 	}
 }
 
