@@ -140,8 +140,7 @@ export async function runNewEvents(run: DeliveryRun): Promise<INodeExecutionData
  * (workflow-runner.ts, `establishContextForPersistence`), so the cursor is set every millisecond until n8n answered.
  * Resolves with whether n8n stored the run (a 2xx). A closed connection still ends the response (`writableFinished`, without 'finish').
  */
-async function keepCursorMarkedUntilAnswered(run: Pick<DeliveryRun, 'response' | 'staticData'>, cursor: Cursor): Promise<boolean> {
-	const { response, staticData } = run;
+async function keepCursorMarkedUntilAnswered({ response, staticData }: Pick<DeliveryRun, 'response' | 'staticData'>, cursor: Cursor): Promise<boolean> {
 	// n8n's static data marks itself changed on any write.
 	for (staticData.cursor = cursor; !response.writableFinished; await sleep(1)) staticData.cursor = cursor;
 	return response.statusCode >= 200 && response.statusCode < 300;

@@ -7,7 +7,6 @@ import type { INode, Logger } from 'n8n-workflow';
 
 import type { ClinicClient } from '../shared/transport';
 import { WebhookSubscriptions, isLive, messageOf } from '../shared/webhookSubscriptions';
-import type { RemoteSubscription } from '../shared/webhookSubscriptions';
 import type { StoredSubscription } from './storage';
 import { sameId, subscribe } from './subscriptions';
 import type { Setup } from './subscriptions';
@@ -45,13 +44,11 @@ export async function findStoppedSubscriptions(node: INode, client: ClinicClient
 	const entries = [...stored.values()].filter((entry) => !entry.legacySecret);
 	if (entries.length === 0 || Date.now() - (watch.listedAt ?? 0) < STALE_CHECK_EVERY_MS) return undefined;
 	watch.listedAt = Date.now();
-	let listed: RemoteSubscription[];
-	try {
-		listed = await new WebhookSubscriptions(client, () => node).list();
-	} catch (error) {
-		logger.warn(`Clinic Trigger "${node.name}": could not list its subscriptions (${(error as Error).message})`);
+	const listed = await new WebhookSubscriptions(client, () => node).list().catch((error: Error) => {
+		logger.warn(`Clinic Trigger "${node.name}": could not list its subscriptions (${error.message})`);
 		return undefined;
-	}
+	});
+	if (!listed) return undefined;
 	const stale = entries.map((entry) => listed.find((s) => sameId(s.id, entry.id))).filter((subscription) => !subscription || !isLive(subscription));
 	if (stale.length === 0) return undefined;
 	return stale.some((subscription) => !subscription || subscription.deleted_at) ? 'subscriptionDeleted' : 'subscriptionDisabled';

@@ -85,7 +85,7 @@ export async function reconcilePlan(setup: Setup, client: ClinicClient, topicPre
 		if (event && ours) kept.set(event.key, { id: subscription.id, topic: subscription.event_topic as string, keyId });
 		else toRemove.push(subscription);
 	}
-	return { signingKey, kept, toRemove };
+	return { signingKey, keyId, kept, toRemove };
 }
 
 /** At activation a failed subscribe removes what the trigger holds (a half-active trigger misses events); a resubscribe removes nothing then: the working subscriptions go on delivering. */
@@ -99,9 +99,8 @@ export async function subscribe(setup: Setup, client: ClinicClient, logger: Logg
 
 	// 1. Keep what is provably ours, remove the rest. A credential without a signing key gets one at this sign-in.
 	await client.webhookSigningKey({ ensure: true });
-	const { signingKey, kept, toRemove } = await reconcilePlan(setup, client, topicPrefix);
+	const { signingKey, keyId, kept, toRemove } = await reconcilePlan(setup, client, topicPrefix);
 	if (!signingKey) throw new NodeOperationError(node, 'The Clinic credential holds no webhook signing key', { description: 'n8n stores one in the credential when it signs in. Open the credential, click Save (or Test), and activate the workflow again.' });
-	const keyId = signingKeyId(signingKey);
 	const secretFor = (key: string) => subscriptionSecret(signingKey, triggerIdOf(node), key);
 	for (const [key, entry] of kept) storeSubscription(staticData, key, entry);
 

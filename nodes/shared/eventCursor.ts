@@ -95,10 +95,9 @@ export async function cursorFromNow(log: EventLog, filters: EventFilter[], start
 			if (tail.oldestFirstLength !== undefined) offsets[filterKey(filter)] = Math.max(0, tail.oldestFirstLength - 1);
 		}),
 	);
-	const highest = newest.reduce((max, event) => Math.max(max, event.id), 0);
 	const ranIds = new Set(ran ? ran(newest) : newest.map((event) => event.id));
 	const left = newest.filter((event) => !ranIds.has(event.id));
-	if (left.length === 0) return { floor: highest, seen: [], start, offsets };
+	if (left.length === 0) return { floor: Math.max(0, ...newest.map((event) => event.id)), seen: [], start, offsets };
 	const floor = Math.min(...left.map((event) => event.id)) - 1;
 	// Seen at no time yet: a gap below them stays open until a read sees past them.
 	return { floor, seen: [...ranIds].filter((id) => id > floor).map((id): Seen => [id, Number.MAX_SAFE_INTEGER]), start, offsets: {} };
@@ -111,12 +110,6 @@ export function cursorFromId(id: number, start: string): Cursor {
 /** A cursor that emits events created at or after this instant. */
 export function cursorFromDate(date: Date, start: string): Cursor {
 	return { floor: 0, seen: [], fromDate: date.toISOString(), start, offsets: {} };
-}
-
-function createdBefore(event: EventRecord, fromDate: number | undefined): boolean {
-	if (fromDate === undefined) return false;
-	const created = Date.parse(String(event.created_at));
-	return Number.isFinite(created) && created < fromDate;
 }
 
 /** One filter's read as far as it got: new events `found`, each read event's offset, the offset past the last, the highest id read (oldest-first: all below it too), and the lowest new id skipped. */
@@ -134,7 +127,9 @@ interface Scan {
 /** Reads one filter's part of the log into `scan`, at most about `max` new events, each page asked up to `pageTries` times; stops between pages once `stopped()`. */
 async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, pageSize: number, pageTries: number, skip: (id: number) => boolean, stopped: () => boolean): Promise<void> {
 	const fromDate = cursor.fromDate ? Date.parse(cursor.fromDate) : undefined;
-	const isNew = (event: EventRecord) => !isHandled(cursor, event.id) && !createdBefore(event, fromDate);
+	// A creation time that does not parse (NaN) is before no date.
+	const createdBefore = (event: EventRecord) => fromDate !== undefined && Date.parse(String(event.created_at)) < fromDate;
+	const isNew = (event: EventRecord) => !isHandled(cursor, event.id) && !createdBefore(event);
 	let offset = scan.end;
 	let previousLast: number | undefined;
 	const ask = async () => await log.page(scan.filter, offset, pageSize);
@@ -172,7 +167,7 @@ async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, 
 		scan.end = offset + events.length;
 		// Nothing past the event the page overlaps with: nothing more to read. (A longer page that ends with it was pushed down by new events.)
 		if ((events.length === 1 && last.id === previousLast) || endsHere) break;
-		if (scan.order === 'newest-first' && (last.id <= cursor.floor || createdBefore(last, fromDate))) break;
+		if (scan.order === 'newest-first' && (last.id <= cursor.floor || createdBefore(last))) break;
 		if (scan.order === 'oldest-first' && scan.found.size >= max) break;
 		previousLast = last.id;
 		// Overlap by one: the next page must start with this page's last event.

@@ -83,10 +83,9 @@ export class EventLog {
 	/** The newest `max` events matching the filter, newest first, and, when the service lists oldest first, how many match (found by doubling the offset). */
 	async tail(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<{ events: EventRecord[]; oldestFirstLength?: number }> {
 		const first = await this.page(filter, 0, pageSize);
-		if (first.events.length === 0) return { events: [] };
 		const order = orderOf(first.events);
 		if (order !== 'oldest-first') {
-			// Newest first (or a single event): read on from the top while more are wanted.
+			// Newest first (or a single event, or none): read on from the top while more are wanted.
 			const found = new Map<number, EventRecord>();
 			let page = first;
 			for (;;) {
