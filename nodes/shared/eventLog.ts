@@ -84,28 +84,18 @@ export class EventLog {
 	async tail(filter: EventFilter, max: number, pageSize = DEFAULT_PAGE_SIZE): Promise<{ events: EventRecord[]; oldestFirstLength?: number }> {
 		const first = await this.page(filter, 0, pageSize);
 		const order = orderOf(first.events);
-		if (order !== 'oldest-first') {
-			// Newest first (or a single event, or none): read on from the top while more are wanted.
-			const found = new Map<number, EventRecord>();
-			let page = first;
-			for (;;) {
-				for (const event of page.events) if (found.size < max) found.set(event.id, event);
-				if (found.size >= max || page.last || order === undefined) break;
-				page = await this.page(filter, page.offset + page.events.length, pageSize);
-				if (page.events.every((event) => found.has(event.id))) break;
-			}
-			return { events: newestFirst([...found.values()]) };
-		}
-		const end = first.last ? first.events.length : await this.endOffset(filter, first);
+		// Oldest first: the last `max` of the events the log holds; newest first (or a single event, or none): from the top.
+		const end = order !== 'oldest-first' ? undefined : first.last ? first.events.length : await this.endOffset(filter, first);
 		const found = new Map<number, EventRecord>();
-		// The last `max` events, page after page (pages may come back short); only an empty page (the log shrank) stops early.
-		for (let offset = Math.max(0, end - max); offset < end; ) {
+		for (let offset = end === undefined ? 0 : Math.max(0, end - max); offset < (end ?? Infinity) && found.size < max; ) {
 			const page = offset === 0 ? first : await this.page(filter, offset, pageSize);
-			if (page.events.length === 0) break;
-			for (const event of page.events) found.set(event.id, event);
+			// Nothing new on the page: the log shrank, or the service ignored the offset. Pages may come back short.
+			if (page.events.every((event) => found.has(event.id))) break;
+			for (const event of page.events) if (found.size < max) found.set(event.id, event);
 			offset += page.events.length;
+			if (end === undefined && (page.last || order === undefined)) break;
 		}
-		return { events: newestFirst([...found.values()]).slice(0, max), oldestFirstLength: end };
+		return { events: newestFirst([...found.values()]), oldestFirstLength: end };
 	}
 
 	/** The number of events in an oldest-first log: offsets double until a one-event page is empty, then halve between (about 2·log2(n/page) requests). */
