@@ -3,7 +3,7 @@ import type { IDataObject, INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { ClinicClient } from './transport';
-import { eventRecordsOf, newestFirst, orderOf } from './eventRecord';
+import { eventRecordsOf, orderOf } from './eventRecord';
 import type { EventFilter, EventRecord } from './eventRecord';
 
 /** One page of the event log, as the service lists it, plus the offset asked for. */
@@ -95,7 +95,7 @@ export class EventLog {
 			offset += page.events.length;
 			if (end === undefined && (page.last || order === undefined)) break;
 		}
-		return { events: newestFirst([...found.values()]), oldestFirstLength: end };
+		return { events: [...found.values()].sort((a, b) => b.id - a.id), oldestFirstLength: end };
 	}
 
 	/** The number of events in an oldest-first log: offsets double until a one-event page is empty, then halve between (about 2·log2(n/page) requests). */

@@ -47,10 +47,6 @@ export function orderOf(events: EventRecord[]): ListOrder | undefined {
 	return undefined;
 }
 
-export function newestFirst(events: EventRecord[]): EventRecord[] {
-	return events.sort((a, b) => b.id - a.id);
-}
-
 /** The events of a `GET /events` answer: an array, or an object holding it under "events"; each with a whole-number id. */
 export function eventRecordsOf(node: INode, body: unknown, itemIndex: number): EventRecord[] {
 	const list = Array.isArray(body) ? body : (body as { events?: unknown } | null | undefined)?.events;
