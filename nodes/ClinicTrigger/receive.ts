@@ -1,5 +1,5 @@
 /** One delivery, checked in order (a failed check starts nothing); what it needs from n8n is read here once. The node answers what starts nothing; n8n answers a run. */
-import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { findEvent, fullTopic } from '../shared/catalog';
 import { shapeTriggerItems } from '../shared/output';
@@ -36,17 +36,6 @@ export function unwrapPayload(body: IDataObject): unknown {
 	return Object.prototype.hasOwnProperty.call(body, 'value') ? body.value : body;
 }
 
-/** The bytes as received (n8n's `rawBody`, read now if missing); as a last resort rebuilt from the parsed body, which a signature over other bytes will not match. */
-async function rawBodyOf(request: ReturnType<IWebhookFunctions['getRequestObject']>): Promise<Buffer> {
-	if (!Buffer.isBuffer(request.rawBody) && typeof request.readRawBody === 'function') await request.readRawBody();
-	if (Buffer.isBuffer(request.rawBody)) return request.rawBody;
-	const body: unknown = request.body;
-	if (body === undefined || body === null || body === '') return Buffer.alloc(0);
-	return Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
-}
-
-const numberOption = (value: unknown, fallback: number) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback);
-
 export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	const arrived = Date.now();
 	const node = this.getNode();
@@ -63,9 +52,12 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		return { noWebhookResponse: true };
 	};
 
-	// 1. The body.
-	const raw = await rawBodyOf(this.getRequestObject());
-	const parsed = parseDeliveryBody(raw, Math.floor(numberOption(options.maxBodySizeKb, DEFAULT_MAX_BODY_BYTES / 1024) * 1024));
+	// 1. The body, as received: n8n has read it only for the content types it parses (the rest on request).
+	const request = this.getRequestObject();
+	if (!Buffer.isBuffer(request.rawBody)) await request.readRawBody();
+	const raw = request.rawBody;
+	const maxKb = options.maxBodySizeKb;
+	const parsed = parseDeliveryBody(raw, typeof maxKb === 'number' && Number.isFinite(maxKb) && maxKb >= 0 ? Math.floor(maxKb * 1024) : DEFAULT_MAX_BODY_BYTES);
 	if (!parsed.ok) return answer(400, { error: parsed.error });
 
 	// 2. The event, named by the address since the body does not.
@@ -112,15 +104,14 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	if (stale) await resubscribe(run, clientFor(this, { readCredentials: checked.readCredentials }), run.logger, stale, memory);
 
 	// 5. What runs: the log's events past the cursor, or the body; an unverified body never runs (a 200 saves a resubscribe).
-	let items: INodeExecutionData[] | undefined;
-	if (readsEventLog(options)) items = await runNewEvents(run);
-	else if (!verified) return answer(200, { received: true });
-	else {
-		// Only without a stored subscription (verification "none"): the topic from the credential.
-		const topic = subscription?.topic || fullTopic((await client.integrationSettings()).topicPrefix, event.suffix);
-		const json: IDataObject = { event: event.name, topic, eventId: null, deliveryId: deliveryIdOf(key, raw), receivedAt: new Date().toISOString(), value: unwrapPayload(parsed.body) as IDataObject };
-		if (options.includeRawBody === true) json.rawBody = raw.toString('utf8');
-		items = [{ json }];
+	if (readsEventLog(options)) {
+		const items = await runNewEvents(run);
+		return items ? { workflowData: [shapeTriggerItems(this, items)] } : { noWebhookResponse: true };
 	}
-	return items ? { workflowData: [shapeTriggerItems(this, items)] } : { noWebhookResponse: true };
+	if (!verified) return answer(200, { received: true });
+	// Only without a stored subscription (verification "none"): the topic from the credential.
+	const topic = subscription?.topic || fullTopic((await client.integrationSettings()).topicPrefix, event.suffix);
+	const json: IDataObject = { event: event.name, topic, eventId: null, deliveryId: deliveryIdOf(key, raw), receivedAt: new Date().toISOString(), value: unwrapPayload(parsed.body) as IDataObject };
+	if (options.includeRawBody === true) json.rawBody = raw.toString('utf8');
+	return { workflowData: [shapeTriggerItems(this, [{ json }])] };
 }
