@@ -6,14 +6,6 @@ import type { ClinicClient } from './transport';
 import { eventRecordsOf, orderOf } from './eventRecord';
 import type { EventFilter, EventRecord } from './eventRecord';
 
-/** One page of the event log, as the service lists it, plus the offset asked for. */
-export interface EventPage {
-	offset: number;
-	events: EventRecord[];
-	/** The log ends with this page (`endsLog`). */
-	last: boolean;
-}
-
 /**
  * The end of the event log, the one rule every reader follows. The service's largest page is not documented, so a
  * short page may only be its cap: a page ends the log when empty, or shorter than asked and than the longest page yet.
@@ -36,8 +28,8 @@ export class EventLog {
 		private readonly client: ClinicClient,
 	) {}
 
-	/** One page. The spec declares its parameters in a JSON body on the GET; some deployments read the query string: both carry them. */
-	async page(filter: EventFilter, offset: number, limit: number, itemIndex = 0): Promise<EventPage> {
+	/** One page, as the service lists it, and whether it ends the log (`endsLog`). The spec declares its parameters in a JSON body on the GET; some deployments read the query string: both carry them. */
+	async page(filter: EventFilter, offset: number, limit: number, itemIndex = 0) {
 		const params: IDataObject = { offset, limit };
 		if (filter.topic) params.topic = filter.topic;
 		if (filter.name) params.name = filter.name;
@@ -57,7 +49,7 @@ export class EventLog {
 		const events = eventRecordsOf(this.node, body, itemIndex);
 		this.checkProgress(JSON.stringify([filter.topic, filter.name, limit]), offset, events, itemIndex);
 		this.longestPage = Math.max(this.longestPage, events.length);
-		return { offset, events, last: endsLog(events.length, limit, this.longestPage) };
+		return { events, last: endsLog(events.length, limit, this.longestPage) };
 	}
 
 	/** Stops a read that cannot end: the same page at three offsets in a row (the service ignores `offset`; twice is a live log shifting), or too many pages. */
@@ -85,7 +77,7 @@ export class EventLog {
 		const first = await this.page(filter, 0, pageSize);
 		const order = orderOf(first.events);
 		// Oldest first: the last `max` of the events the log holds; newest first (or a single event, or none): from the top.
-		const end = order !== 'oldest-first' ? undefined : first.last ? first.events.length : await this.endOffset(filter, first);
+		const end = order !== 'oldest-first' ? undefined : first.last ? first.events.length : await this.endOffset(filter, first.events.length);
 		const found = new Map<number, EventRecord>();
 		for (let offset = end === undefined ? 0 : Math.max(0, end - max); offset < (end ?? Infinity) && found.size < max; ) {
 			const page = offset === 0 ? first : await this.page(filter, offset, pageSize);
@@ -99,9 +91,9 @@ export class EventLog {
 	}
 
 	/** The number of events in an oldest-first log: offsets double until a one-event page is empty, then halve between (about 2·log2(n/page) requests). */
-	private async endOffset(filter: EventFilter, first: EventPage): Promise<number> {
+	private async endOffset(filter: EventFilter, firstPageLength: number): Promise<number> {
 		// Events [0, low) exist; once found, offset `high` has none. Doubling and halving move the bounds alike.
-		let low = first.events.length;
+		let low = firstPageLength;
 		let high: number | undefined;
 		for (let step = Math.max(low, 1); high === undefined || low < high; step *= 2) {
 			const offset = high === undefined ? low - 1 + step : Math.floor((low + high) / 2);
