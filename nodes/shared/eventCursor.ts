@@ -112,17 +112,9 @@ export function cursorFromDate(date: Date, start: string): Cursor {
 	return { floor: 0, seen: [], fromDate: date.toISOString(), start, offsets: {} };
 }
 
-/** One filter's read as far as it got: new events `found`, each read event's offset, the offset past the last, the highest id read (oldest-first: all below it too), and the lowest new id skipped. */
-interface Scan {
-	filter: EventFilter;
-	found: Map<number, EventRecord>;
-	positions: Map<number, number>;
-	order?: ListOrder;
-	end: number;
-	reached: number;
-	skippedBelow: number;
-	done: boolean;
-}
+/** One filter's read as far as it got: new events `found`, each read event's offset, the log's order, the offset past the last, the highest id read (oldest-first: all below it too), and the lowest new id skipped. */
+const startScan = (filter: EventFilter, cursor: Cursor) => ({ filter, found: new Map<number, EventRecord>(), positions: new Map<number, number>(), order: undefined as ListOrder | undefined, end: cursor.offsets[filterKey(filter)] ?? 0, reached: cursor.floor, skippedBelow: Infinity, done: false });
+type Scan = ReturnType<typeof startScan>;
 
 /** Reads one filter's part of the log into `scan`, at most about `max` new events, each page asked up to `pageTries` times; stops between pages once `stopped()`. */
 async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, pageSize: number, pageTries: number, skip: (id: number) => boolean, stopped: () => boolean): Promise<void> {
@@ -137,7 +129,6 @@ async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, 
 		let asked = ask();
 		for (let more = pageTries - 1; more > 0; more--) asked = asked.catch(ask);
 		const { events, last: endsHere } = await asked;
-		if (stopped()) return;
 		scan.order ??= orderOf(events);
 		if (events.length === 0) {
 			// The log is shorter than the remembered offset: start again from the top.
@@ -146,10 +137,9 @@ async function readScan(log: EventLog, scan: Scan, cursor: Cursor, max: number, 
 			continue;
 		}
 		const first = events[0];
-		const unsafeStart = previousLast === undefined && offset > 0 && scan.order !== 'newest-first' && isNew(first);
-		const shifted = previousLast !== undefined && offset > 0 && first.id !== previousLast && !scan.positions.has(first.id);
-		if (unsafeStart || shifted) {
-			// A remembered offset is safe only where what lies there is handled; a page must join up with the last one.
+		// A remembered offset is safe only where what lies there is handled; a page must join up with the last one.
+		const unsafe = previousLast === undefined ? scan.order !== 'newest-first' && isNew(first) : first.id !== previousLast && !scan.positions.has(first.id);
+		if (offset > 0 && unsafe) {
 			offset = Math.max(0, offset - pageSize);
 			continue;
 		}
@@ -197,7 +187,7 @@ export async function poll(
 	options: { pageSize?: number; pageTries?: number; until?: number; skip?: (id: number) => boolean; finishAfterDeadline?: (outcome?: PollOutcome) => void } = {},
 ): Promise<PollOutcome> {
 	const { pageSize = DEFAULT_PAGE_SIZE, pageTries = 1, until, skip = () => false, finishAfterDeadline } = options;
-	const scans: Scan[] = filters.map((filter) => ({ filter, found: new Map(), positions: new Map(), end: cursor.offsets[filterKey(filter)] ?? 0, reached: cursor.floor, skippedBelow: Infinity, done: false }));
+	const scans = filters.map((filter) => startScan(filter, cursor));
 	let stopped = false;
 	const reads = Promise.all(scans.map(async (scan) => await readScan(log, scan, cursor, max, pageSize, pageTries, skip, () => stopped)));
 	// The deadline's timer, once the reads ended first, runs out and does nothing.
@@ -214,7 +204,7 @@ export async function poll(
 	return outcome;
 }
 
-/** What the scans found so far: the lowest new events up to where every filter was read, and the cursor after them. */
+/** What the scans found so far: the lowest new events up to where every filter was read, and the cursor once they ran (their ids seen now, the floor settled by this read, where each oldest-first log's next read starts). */
 function outcomeOf(cursor: Cursor, scans: Scan[], max: number): PollOutcome {
 	const complete = scans.every((scan) => scan.done);
 	const readUpTo = Math.min(...scans.map((scan) => (scan.done ? Infinity : scan.order === 'oldest-first' ? scan.reached : cursor.floor)));
@@ -224,13 +214,8 @@ function outcomeOf(cursor: Cursor, scans: Scan[], max: number): PollOutcome {
 	const more = !complete || found.length >= max;
 	// Gaps are given up only below what was read, and below any event skipped (it may yet run).
 	const settledUpTo = Math.min(readUpTo, ...scans.map((scan) => scan.skippedBelow - 1));
-	return { events, cursor: advance(cursor, events, scans, settledUpTo), complete, more };
-}
-
-/** The cursor once `events` ran: their ids seen now, the floor settled by this read (every id up to `readUpTo`), and where each oldest-first log's next read starts. */
-function advance(cursor: Cursor, events: EventRecord[], scans: Scan[], readUpTo: number): Cursor {
 	const now = Date.now();
-	const { floor, seen } = settle(cursor.floor, [...cursor.seen, ...events.map((event): Seen => [event.id, now])], { now, upTo: readUpTo });
+	const { floor, seen } = settle(cursor.floor, [...cursor.seen, ...events.map((event): Seen => [event.id, now])], { now, upTo: settledUpTo });
 	const offsets = { ...cursor.offsets };
 	for (const scan of scans) {
 		if (scan.order !== 'oldest-first') continue;
@@ -239,5 +224,5 @@ function advance(cursor: Cursor, events: EventRecord[], scans: Scan[], readUpTo:
 		for (const [id, position] of scan.positions) if (id > floor) first = Math.min(first, position);
 		offsets[filterKey(scan.filter)] = Math.max(0, first - 1);
 	}
-	return { ...cursor, floor, seen, offsets };
+	return { events, cursor: { ...cursor, floor, seen, offsets }, complete, more };
 }
