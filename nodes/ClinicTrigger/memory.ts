@@ -24,11 +24,6 @@ export function memoryOf(trigger: string): TriggerMemory {
 	return memory;
 }
 
-/** How many credentials are in memory now (tests check they go). */
-export function credentialsKept(): number {
-	return [...triggers.values()].reduce((count, memory) => count + memory.credentials.size, 0);
-}
-
 /** The credential read in the last ANSWER_WITHIN_MS, or with `fresh` one read after the delivery `arrived`; `earlier`: read before it arrived. */
 export async function credentialFor(memory: TriggerMemory, key: string, arrived: number, fresh: boolean, read: () => Promise<ICredentialDataDecryptedObject>) {
 	const kept = memory.credentials.get(key);
