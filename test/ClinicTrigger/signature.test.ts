@@ -6,7 +6,6 @@ import {
 	constantTimeEquals,
 	deliveryIdOf,
 	headerValue,
-	hmacSha256Hex,
 	verifyDelivery,
 } from '../../nodes/ClinicTrigger/signature';
 
@@ -15,10 +14,6 @@ const body = Buffer.from('{"value":{"id":7,"name":"Ana"}}', 'utf8');
 const good = createHmac('sha256', secret).update(body).digest('hex');
 
 describe('signature verification over the raw bytes', () => {
-	it('computes the hex HMAC-SHA256 the service sends', () => {
-		expect(hmacSha256Hex(secret, body)).toBe(good);
-	});
-
 	it('accepts the right signature, in any hex letter case, with stray spaces', () => {
 		expect(verifyDelivery({ mode: 'hmacSha256', rawBody: body, headers: { signature: good }, secret })).toBe(true);
 		expect(
@@ -34,7 +29,7 @@ describe('signature verification over the raw bytes', () => {
 	});
 
 	it('refuses a signature made with another secret', () => {
-		const other = hmacSha256Hex('b'.repeat(64), body);
+		const other = createHmac('sha256', 'b'.repeat(64)).update(body).digest('hex');
 		expect(verifyDelivery({ mode: 'hmacSha256', rawBody: body, headers: { signature: other }, secret })).toBe(false);
 	});
 
