@@ -108,8 +108,7 @@ export async function subscribe(setup: Setup, client: ClinicClient, logger: Logg
 	for (const event of events.filter((e) => !kept.has(e.key))) {
 		const topic = fullTopic(topicPrefix, event.suffix);
 		try {
-			const url = callbackUrl(setup.webhookUrl, event.key);
-			const id = await subscriptions.subscribe({ url, topic, eventName: event.name, secret: secretFor(event.key) }, `The subscription to ${event.label}`);
+			const id = await subscriptions.subscribe({ url: callbackUrl(setup.webhookUrl, event.key), topic, eventName: event.name, secret: secretFor(event.key) }, `The subscription to ${event.label}`);
 			storeSubscription(staticData, event.key, { id, topic, keyId });
 		} catch (error) {
 			const note = removeOnFailure ? cleanupNote((await removeOurs(setup, client)).failed) : '';
