@@ -1,7 +1,7 @@
 /**
  * The one end-of-log rule (nodes/shared/eventLog.ts `endsLog`), which Event Get Many, the
  * Clinic Trigger's duplicate check, resubscribe catch-up and the Event Log Trigger's cursor
- * all read through `EventPage.last`.
+ * all read through `page().last`.
  */
 import type { INode } from 'n8n-workflow';
 
