@@ -48,7 +48,7 @@ async function main(): Promise<void> {
 	const sim = await startSimulator({ apiPort: 4010, webhooksPort: 4011, allowHttpCallbacks: true });
 	const rootDir = DEMO_DIR;
 	rmSync(rootDir, { recursive: true, force: true });
-	const ctx = new N8nContext({ version, label: 'demo' }, install, rootDir, port);
+	const ctx = new N8nContext({ version, label: 'demo', env: { N8N_DISABLE_UI: 'false' } }, install, rootDir, port);
 
 	say('Building (when the sources changed) and installing the package the way the Community Nodes screen does...');
 	// Not always: the end-to-end tests run the demo beside other files packing the same dist/.

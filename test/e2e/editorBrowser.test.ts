@@ -165,7 +165,7 @@ describe('the package in n8n 2.41 editor, in Chromium', () => {
 		() => ({
 			version: N8N_VERSIONS.v2,
 			label: 'browser',
-			env: { E2E_TESTS: 'true', N8N_COMMUNITY_PACKAGES_REGISTRY: registry.url.replace(/\/$/, '') },
+			env: { E2E_TESTS: 'true', N8N_DISABLE_UI: 'false', N8N_COMMUNITY_PACKAGES_REGISTRY: registry.url.replace(/\/$/, '') },
 		}),
 		async (ctx) => {
 			sim = await startSimulator({ allowHttpCallbacks: true });

@@ -23,7 +23,8 @@ describe(`n8n ${N8N_VERSIONS.v2} with N8N_UNVERIFIED_PACKAGES_ENABLED=false`, ()
 	const clinic = useClinicN8n({
 		version: N8N_VERSIONS.v2,
 		label: 'unverified',
-		env: { N8N_UNVERIFIED_PACKAGES_ENABLED: 'false' },
+		// Its frontend settings (`/rest/settings`) come with the editor.
+		env: { N8N_UNVERIFIED_PACKAGES_ENABLED: 'false', N8N_DISABLE_UI: 'false' },
 		simulator: { allowHttpCallbacks: true },
 		installPackage: false,
 		workflows: () => [
