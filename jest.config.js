@@ -7,6 +7,8 @@ module.exports = {
 	// A run ends once its tests have: a handle a test left open is named, not waited on.
 	// CPU per test file (with N8N_E2E_CPU_LOG): where an end-to-end run spends the machine.
 	reporters: ['default', '<rootDir>/test/helpers/exitGuard.cjs', '<rootDir>/test/helpers/cpuReport.cjs'],
+	// The end-to-end lanes give their own (test/e2e/harness/laneSequencer.cjs).
+	testSequencer: '<rootDir>/test/helpers/simulationsFirst.cjs',
 	projects: [
 		{
 			displayName: 'unit',
@@ -14,6 +16,9 @@ module.exports = {
 			transform: { '^.+\\.ts$': tsJest },
 			testMatch: ['<rootDir>/test/**/*.test.ts'],
 			testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/'],
+			// One temp folder for the run's n8n user folders, removed at its end.
+			globalSetup: '<rootDir>/test/helpers/unitTempSetup.cjs',
+			globalTeardown: '<rootDir>/test/helpers/unitTempTeardown.cjs',
 		},
 		{
 			displayName: 'e2e',

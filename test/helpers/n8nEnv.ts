@@ -5,11 +5,12 @@
  * it by default. Import this module before anything asks @n8n/di's Container for an
  * n8n-core service: the configs read these variables when they are first built.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export const N8N_TEST_FOLDER = mkdtempSync(join(tmpdir(), 'clinic-n8n-'));
+// Inside the run's temp folder, which jest removes at the end (test/helpers/unitTempSetup.cjs).
+export const N8N_TEST_FOLDER = mkdtempSync(join(process.env.CLINIC_UNIT_TMP ?? tmpdir(), 'clinic-n8n-'));
 export const BINARY_DATA_FOLDER = join(N8N_TEST_FOLDER, 'binary-data');
 mkdirSync(BINARY_DATA_FOLDER, { recursive: true });
 
@@ -19,14 +20,6 @@ process.env.N8N_LOG_LEVEL ??= 'silent';
 process.env.N8N_DEFAULT_BINARY_DATA_MODE = 'filesystem';
 process.env.N8N_BINARY_DATA_STORAGE_PATH = BINARY_DATA_FOLDER;
 process.env.N8N_DIAGNOSTICS_ENABLED = 'false';
-
-process.on('exit', () => {
-	try {
-		rmSync(N8N_TEST_FOLDER, { recursive: true, force: true });
-	} catch {
-		// A left-over temp folder is harmless.
-	}
-});
 
 let ready: Promise<void> | undefined;
 

@@ -3,9 +3,10 @@
  * version's model: seeded random worlds (schedules.ts) and the named cases beside them.
  * One test file per version, so that jest runs the two side by side: 1,300 schedules of
  * 1.x and 700 of 2.x (a world of 2.x costs about twice as much: the trigger sets its cursor
- * every millisecond while n8n stores the run), each file about a minute on two workers. A failure prints
- * its seed: `SIM_SEED=<seed>` replays that world alone; `SIM_SCHEDULES=20000` tries that
- * many of each version.
+ * every millisecond while n8n stores the run), each file about three minutes of one worker
+ * (jest starts them first: test/helpers/simulationsFirst.cjs). A failure prints its seed:
+ * `SIM_SEED=<seed>` replays that world alone; `SIM_SCHEDULES=20000` tries that many of each
+ * version.
  */
 import { randomWorld } from './schedules';
 import { namedCases } from './namedCases';
