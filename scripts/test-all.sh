@@ -83,14 +83,15 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	cluster="queueMode.test.ts getBody.test.ts strictService.test.ts clinicTrigger.test.ts"
 	# The faults file alone takes about 11 minutes, most of it waiting: the files that waited after it have a lane.
 	faults="faults.test.ts"
-	cursor="clinicTriggerCursor.test.ts clinicActions.test.ts patientData.test.ts"
+	cursor="clinicTriggerCursor.test.ts clinicActions.test.ts patientData.test.ts triggerResubscribe.test.ts"
 	polls="eventLogTrigger.test.ts n8n3Defaults.test.ts harness.test.ts"
 	# The sixth lane, run once the others are done, alone on the machine: the burst of 600 deliveries alone keeps
 	# both cores busy (beside the other lanes, n8n 2.41's SQLite pool starves and its runs stay
 	# unfinished), the installer is timed by n8n's REST answers, and the crash test's restarts
 	# would load the browser's lane.
 	alone="clinicTriggerBurst.test.ts installer.test.ts clinicTriggerCrash.test.ts"
-	editor="editorBrowser.test.ts triggerResubscribe.test.ts demo.test.ts parallelRequests.test.ts aiAgent.test.ts mcp.test.ts unverifiedPackages.test.ts signInFailures.test.ts"
+	# The browser walk alone takes about 12 minutes: the resubscribe file runs in the cursor lane.
+	editor="editorBrowser.test.ts demo.test.ts parallelRequests.test.ts aiAgent.test.ts mcp.test.ts unverifiedPackages.test.ts signInFailures.test.ts"
 	# Every test file is in exactly one lane (a file left out would never run).
 	for file in test/e2e/*.test.ts; do
 		count=$(printf '%s\n' $cluster $faults $cursor $polls $editor $alone | grep -cx "$(basename "$file")")
