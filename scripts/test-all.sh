@@ -13,22 +13,22 @@ step() { printf '\n== %s (at %d s)\n' "$*" "$SECONDS"; }
 # A failed step counts one failure in the summary line; `what` names it there.
 failed() { echo "$1" >>"$results/failed-steps"; }
 
-step "install dev dependencies"
-npm ci --no-audit --no-fund || { failed "npm ci"; exit 1; }
-
 if [ "${SKIP_E2E:-}" != "1" ]; then
-	# What the end-to-end tests need installs while the checks below run (minutes on a
+	# What the end-to-end tests need installs while the steps below run (minutes on a
 	# fresh machine, instant when present); the end-to-end step waits for it. Debian's
 	# packages one after the other (apt takes one install at a time); as root only, as the
 	# queue-mode tests themselves do.
 	step "n8n, Node 24, Chromium, PostgreSQL and Redis for the end-to-end tests (in the background)"
-	npx ts-node --transpile-only -e "require('./test/e2e/harness/install').prepareN8n()" >"$results/install-n8n.log" 2>&1 &
+	bash scripts/install-n8n.sh $(node -p "Object.values(require('./test/e2e/harness/n8nVersions.json')).join(' ')") >"$results/install-n8n.log" 2>&1 &
 	n8n_install=$!
 	{
 		bash scripts/install-chromium.sh && { [ "$(id -u)" != 0 ] || bash scripts/install-queue-services.sh; }
 	} >"$results/install-packages.log" 2>&1 &
 	packages_install=$!
 fi
+
+step "install dev dependencies"
+npm ci --no-audit --no-fund || { failed "npm ci"; exit 1; }
 
 step "type-check and build"
 npm run typecheck || failed "type-check"
@@ -74,24 +74,24 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 		echo $? >"$results/e2e-$name.exit"
 		echo "$name $((SECONDS - started))" >>"$results/lane-times"
 	}
-	# Five lanes side by side on two cores, then a sixth alone, planned from what each file costs (wall time and
+	# Five lanes side by side on two cores, then a sixth, planned from what each file costs (wall time and
 	# CPU, scripts/e2e-report.mjs): most files wait on n8n's one-minute polls, its restarts and
 	# the simulator. The files that keep a core busy (queue mode's cluster, the trigger's
 	# restarts, the browser) are in two lanes, so that at most two run at once, and
 	# each lane starts with its heaviest file. Files marked `laneServer` share one n8n a
-	# version within their lane (test/e2e/harness/laneServer.ts): the faults, cursor and editor lanes.
+	# version within their lane (test/e2e/harness/laneServer.ts): the faults and cursor lanes.
 	cluster="queueMode.test.ts getBody.test.ts strictService.test.ts clinicTrigger.test.ts"
-	# The faults file alone takes about 11 minutes, most of it waiting: the files that waited after it have a lane.
-	faults="faults.test.ts"
+	# The faults file alone takes about 13 minutes, most of it waiting: the short files that share a lane's n8n follow it.
+	faults="faults.test.ts parallelRequests.test.ts aiAgent.test.ts mcp.test.ts signInFailures.test.ts"
 	cursor="clinicTriggerCursor.test.ts clinicActions.test.ts patientData.test.ts triggerResubscribe.test.ts"
 	polls="eventLogTrigger.test.ts n8n3Defaults.test.ts harness.test.ts"
-	# The sixth lane, run once the others are done, alone on the machine: the burst of 600 deliveries alone keeps
-	# both cores busy (beside the other lanes, n8n 2.41's SQLite pool starves and its runs stay
-	# unfinished), the installer is timed by n8n's REST answers, and the crash test's restarts
-	# would load the browser's lane.
-	alone="clinicTriggerBurst.test.ts installer.test.ts clinicTriggerCrash.test.ts"
-	# The browser walk alone takes about 12 minutes: the resubscribe file runs in the cursor lane.
-	editor="editorBrowser.test.ts demo.test.ts parallelRequests.test.ts aiAgent.test.ts mcp.test.ts unverifiedPackages.test.ts signInFailures.test.ts"
+	# The browser walk alone takes about 12 minutes.
+	editor="editorBrowser.test.ts demo.test.ts unverifiedPackages.test.ts"
+	# The sixth lane starts once the cursor, polls and editor lanes are done, beside the last minutes of the other two
+	# (their short files): the crash test's restarts would load the browser's lane, the installer is timed by n8n's
+	# REST answers, and the burst of 600 deliveries, last, keeps both cores busy (beside the other lanes, n8n 2.41's
+	# SQLite pool starves and its runs stay unfinished).
+	alone="clinicTriggerCrash.test.ts installer.test.ts clinicTriggerBurst.test.ts"
 	# Every test file is in exactly one lane (a file left out would never run).
 	for file in test/e2e/*.test.ts; do
 		count=$(printf '%s\n' $cluster $faults $cursor $polls $editor $alone | grep -cx "$(basename "$file")")
@@ -105,9 +105,12 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	cursor_lane=$!
 	lane polls 26000-27999 "$polls" &
 	polls_lane=$!
-	lane editor 28000-29999 "$editor"
-	wait "$cluster_lane" "$faults_lane" "$cursor_lane" "$polls_lane"
+	lane editor 28000-29999 "$editor" &
+	editor_lane=$!
+	wait "$cursor_lane" "$polls_lane" "$editor_lane"
+	# The polls lane's ports are free again.
 	lane alone 26000-27999 "$alone"
+	wait "$cluster_lane" "$faults_lane"
 	for name in cluster faults cursor polls editor alone; do cat "$results/e2e-$name.log"; done
 fi
 

@@ -7,13 +7,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-/** The n8n lines the package is tested on. */
-export const N8N_VERSIONS = {
-	/** The 1.x line many self-hosters still run. */
-	v1: '1.123.81',
-	/** The current 2.x line. */
-	v2: '2.41.1',
-} as const;
+import versions from './n8nVersions.json';
+
+/**
+ * The n8n lines the package is tested on: v1, the 1.x line many self-hosters still run, and v2, the current 2.x
+ * line. In a JSON file so that scripts/test-all.sh can start installing them before the dev dependencies are in.
+ */
+export const N8N_VERSIONS: { readonly v1: string; readonly v2: string } = versions;
 
 export const ALL_N8N_VERSIONS: readonly string[] = [N8N_VERSIONS.v1, N8N_VERSIONS.v2];
 
