@@ -89,9 +89,10 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	# load the browser, and the installer is timed by n8n's REST answers: they come after it, when the other lanes are
 	# in their last, short files.
 	editor="editorBrowser.test.ts demo.test.ts unverifiedPackages.test.ts clinicTriggerCrash.test.ts installer.test.ts"
-	# The sixth lane starts once the cursor, polls and editor lanes are done, beside the last minutes of the other two
-	# (their short files): the burst of 600 deliveries keeps both cores busy (beside the other lanes, n8n 2.41's
-	# SQLite pool starves and its runs stay unfinished).
+	# The sixth lane starts once the cluster and cursor lanes are done (about 12 minutes in), beside the last minutes of
+	# the other three (their short files, and the installer): the burst of 600 deliveries keeps both cores busy (beside
+	# all five lanes, n8n 2.41's SQLite pool starves and its runs stay unfinished), and after the editor lane, the longest,
+	# it would add its 2 minutes to the run.
 	alone="clinicTriggerBurst.test.ts"
 	# Every test file is in exactly one lane (a file left out would never run).
 	for file in test/e2e/*.test.ts; do
@@ -108,10 +109,10 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	polls_lane=$!
 	lane editor 28000-29999 "$editor" &
 	editor_lane=$!
-	wait "$cursor_lane" "$polls_lane" "$editor_lane"
-	# The polls lane's ports are free again.
-	lane alone 26000-27999 "$alone"
-	wait "$cluster_lane" "$faults_lane"
+	wait "$cluster_lane" "$cursor_lane"
+	# The cursor lane's ports are free again.
+	lane alone 30000-31999 "$alone"
+	wait "$faults_lane" "$polls_lane" "$editor_lane"
 	for name in cluster faults cursor polls editor alone; do cat "$results/e2e-$name.log"; done
 fi
 
