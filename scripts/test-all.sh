@@ -30,16 +30,6 @@ fi
 step "install dev dependencies"
 npm ci --no-audit --no-fund || { failed "npm ci"; exit 1; }
 
-if [ "${SKIP_E2E:-}" != "1" ]; then
-	# The simulations (test/ClinicTrigger/*.simulation.test.ts, minutes of CPU) run from here to the end of the
-	# end-to-end tests, at the lowest priority: they take what the steps below leave of the cores. Those are busy
-	# with the installs and the unit tests, then idle for much of the end-to-end tests (waiting on n8n's polls).
-	step "simulations (in the background, at the lowest priority)"
-	nice -n 19 npx jest --selectProjects unit --maxWorkers=2 --testPathPatterns '\.simulation\.test\.ts$' \
-		--json --outputFile="$results/unit-simulation.json" >"$results/unit-simulation.log" 2>&1 &
-	simulations=$!
-fi
-
 step "type-check and build"
 npm run typecheck || failed "type-check"
 npm run build || { failed "build"; node scripts/test-summary.mjs "$results"; exit 1; }
@@ -51,10 +41,7 @@ step "unit, credential, node and simulator tests"
 # At least two workers: a unit test file waits on its simulator more than it computes (one
 # worker keeps a core about 60% busy), and jest's default on two cores is one.
 workers=$(($(nproc) > 3 ? $(nproc) - 1 : 2))
-# With the end-to-end tests, the simulations run in the background (above).
-unit_files=()
-[ "${SKIP_E2E:-}" = "1" ] || unit_files=(--testPathPatterns '^(?!.*\.simulation\.test\.ts$)')
-npx jest --selectProjects unit --maxWorkers="$workers" "${unit_files[@]}" --json --outputFile="$results/unit.json"
+npx jest --selectProjects unit --maxWorkers="$workers" --json --outputFile="$results/unit.json"
 echo $? >"$results/unit.exit"
 
 if [ "${SKIP_E2E:-}" = "1" ] && [ -n "${CI:-}" ]; then
@@ -127,10 +114,6 @@ elif [ "${SKIP_E2E:-}" != "1" ]; then
 	lane alone 30000-31999 "$alone"
 	wait "$faults_lane" "$polls_lane" "$editor_lane"
 	for name in cluster faults cursor polls editor alone; do cat "$results/e2e-$name.log"; done
-	step "simulations done"
-	wait "$simulations"
-	echo $? >"$results/unit-simulation.exit"
-	cat "$results/unit-simulation.log"
 fi
 
 step "summary"
